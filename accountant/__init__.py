@@ -1,0 +1,64 @@
+"""Certified numerical differential-privacy accounting of truncated noise.
+
+Data flows one way: noise -> pair -> privacy-loss distribution -> bounds.
+
+>>> from accountant import ExtendedMA, WorstCasePair, noise
+>>> p = noise.truncated_gaussian(sigma=100.0, bound=500.0, step=0.5)
+>>> pair = WorstCasePair.additive(p, sensitivity=1.0)
+>>> ma = ExtendedMA().compose(pair, times=128)
+>>> 0 < ma.delta(0.3) < 1
+True
+"""
+
+from accountant import noise
+from accountant.errors import (
+    AccountantError,
+    CertificationWarning,
+    InfeasibleTargetError,
+    InvalidInputError,
+    ShiftInvarianceWarning,
+)
+from accountant.log_moments import LogMomentSource, PairLogMoments
+from accountant.moments import ExtendedMA
+from accountant.moments_results import (
+    DirectionalBound,
+    MomentsDelta,
+    MomentsGradient,
+    PairGradient,
+)
+from accountant.noise import NoiseDistribution
+from accountant.pairs import WorstCasePair, additive_shift_pairs
+from accountant.pld import (
+    PrivacyLossDistribution,
+    exact_delta,
+    exact_delta_pdp,
+    exact_epsilon,
+    privacy_loss_distribution,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AccountantError",
+    "CertificationWarning",
+    "DirectionalBound",
+    "ExtendedMA",
+    "InfeasibleTargetError",
+    "InvalidInputError",
+    "LogMomentSource",
+    "MomentsDelta",
+    "MomentsGradient",
+    "NoiseDistribution",
+    "PairGradient",
+    "PairLogMoments",
+    "PrivacyLossDistribution",
+    "ShiftInvarianceWarning",
+    "WorstCasePair",
+    "__version__",
+    "additive_shift_pairs",
+    "exact_delta",
+    "exact_delta_pdp",
+    "exact_epsilon",
+    "noise",
+    "privacy_loss_distribution",
+]

@@ -1,0 +1,151 @@
+"""Shared argument validation.
+
+Each helper returns the validated (and converted) value or raises
+:class:`~accountant.errors.InvalidInputError` with a message that names the
+argument and shows the offending value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from accountant.errors import InvalidInputError
+
+__all__ = [
+    "MASS_TOLERANCE",
+    "check_direction",
+    "check_epsilons",
+    "check_finite_real",
+    "check_pmf",
+    "check_positive_int",
+    "check_positive_real",
+    "check_probability",
+    "check_target_delta",
+]
+
+#: Largest accepted deviation of a probability mass function's total from 1.
+#: Masses are never renormalised silently: beyond this tolerance the input is refused.
+MASS_TOLERANCE = 1e-9
+
+DIRECTIONS = ("max", "A/B", "B/A")
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_finite_real(name: str, value: Any) -> float:
+    """A finite real number (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidInputError(f"{name} must be a real number, got {_show(value)}")
+    result = float(value)
+    if not math.isfinite(result):
+        raise InvalidInputError(f"{name} must be finite, got {result!r}")
+    return result
+
+
+def check_positive_real(name: str, value: Any) -> float:
+    """A finite real number > 0."""
+    result = check_finite_real(name, value)
+    if result <= 0.0:
+        raise InvalidInputError(f"{name} must be > 0, got {result!r}")
+    return result
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """An integer >= 1 (numpy integers accepted; floats, bools and strings refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidInputError(f"{name} must be a positive integer, got {_show(value)}")
+    result = int(value)
+    if result < 1:
+        raise InvalidInputError(f"{name} must be a positive integer, got {result!r}")
+    return result
+
+
+def check_probability(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """A probability in (0, 1], or [0, 1] with ``allow_zero``."""
+    result = check_finite_real(name, value)
+    low_ok = result >= 0.0 if allow_zero else result > 0.0
+    if not (low_ok and result <= 1.0):
+        interval = "[0, 1]" if allow_zero else "(0, 1]"
+        raise InvalidInputError(f"{name} must lie in {interval}, got {result!r}")
+    return result
+
+
+def check_target_delta(name: str, value: Any) -> float:
+    """A target delta in (0, 1)."""
+    result = check_finite_real(name, value)
+    if not 0.0 < result < 1.0:
+        raise InvalidInputError(f"{name} must lie in (0, 1), got {result!r}")
+    return result
+
+
+def check_epsilons(name: str, value: Any) -> np.ndarray:
+    """One or many epsilons, each finite and >= 0; returned as a float64 array."""
+    if isinstance(value, bool | str | bytes):
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {_show(value)}")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{name} must be a number or an array of numbers, got {_show(value)}"
+        ) from exc
+    if array.size == 0:
+        raise InvalidInputError(f"{name} must not be empty")
+    bad = ~np.isfinite(array) | (array < 0.0)
+    if bad.any():
+        first = array.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
+        raise InvalidInputError(f"{name} must be finite and >= 0, got {first!r}")
+    return array
+
+
+def check_direction(name: str, value: Any) -> str:
+    """One of ``"max"`` (both directions, the larger), ``"A/B"`` or ``"B/A"``."""
+    if value not in DIRECTIONS:
+        raise InvalidInputError(f"{name} must be one of {DIRECTIONS}, got {_show(value)}")
+    return str(value)
+
+
+def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np.ndarray:
+    """A probability mass function: a non-empty 1-D float array of finite, non-negative
+    entries summing to 1 within ``tolerance``. Never renormalised.
+
+    Returns a read-only float64 copy.
+    """
+    if isinstance(value, str | bytes):
+        raise InvalidInputError(f"{name} must be an array of probabilities, got {_show(value)}")
+    try:
+        array = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{name} must be an array of probabilities, got {_show(value)}"
+        ) from exc
+    if np.asarray(value).dtype.kind not in "fiu":
+        raise InvalidInputError(
+            f"{name} must have a numeric dtype, got dtype {np.asarray(value).dtype}"
+        )
+    if array.ndim != 1:
+        raise InvalidInputError(f"{name} must be one-dimensional, got shape {array.shape}")
+    if array.size == 0:
+        raise InvalidInputError(f"{name} must not be empty")
+    if not np.isfinite(array).all():
+        index = int(np.flatnonzero(~np.isfinite(array))[0])
+        raise InvalidInputError(f"{name} must be finite, got {array[index]!r} at index {index}")
+    if (array < 0.0).any():
+        index = int(np.flatnonzero(array < 0.0)[0])
+        raise InvalidInputError(
+            f"{name} must be non-negative, got {array[index]!r} at index {index}"
+        )
+    total = math.fsum(array.tolist())
+    if abs(total - 1.0) > tolerance:
+        raise InvalidInputError(
+            f"{name} must sum to 1 (tolerance {tolerance:g}), got sum {total!r}; "
+            "normalise it yourself if that is intended"
+        )
+    array.setflags(write=False)
+    return array

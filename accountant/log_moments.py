@@ -1,0 +1,155 @@
+"""Log-moments ``Gamma_lambda`` of one release, the input of the Extended Moments Accountant.
+
+For a pair in direction A/B and ``lambda >= 0`` (paper, Proposition "Numerical
+Extended MA"; SPEC section 3)::
+
+    Gamma_lambda(A||B) = ln sum_{o: A(o), B(o) > 0} A(o) (A(o)/B(o))^lambda
+                       = logsumexp_o(ln A(o) + lambda L(o)),
+
+a log-moment-generating function of the finite privacy loss, hence convex in
+lambda with slope ``dGamma/dlambda = E_w[L]`` under the tilted weights
+``w(o) ∝ A(o) e^{lambda L(o)}``. Every source of log-moments (pairs here, analytic
+mechanisms in :mod:`accountant.mechanisms`) implements :class:`LogMomentSource`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+from scipy.special import logsumexp, softmax
+
+from accountant.pairs import WorstCasePair
+from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
+
+__all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
+
+Direction = str  # "A/B" or "B/A"
+
+
+@runtime_checkable
+class LogMomentSource(Protocol):
+    """What the Extended Moments Accountant needs of one release, per direction.
+
+    ``direction`` is ``"A/B"`` (losses ``ln A/B`` under ``A``) or ``"B/A"``.
+    """
+
+    description: str
+
+    def log_moment(self, lam: float, direction: Direction) -> float:
+        """``Gamma_lambda`` for ``lam >= 0`` (``-inf`` if no outcome has a finite loss)."""
+        ...
+
+    def log_moment_slope(self, lam: float, direction: Direction) -> float:
+        """``dGamma_lambda / dlambda`` at ``lam``."""
+        ...
+
+    def distinguishing_mass(self, direction: Direction) -> float:
+        """``omega``: the mass of outcomes with loss ``+inf``."""
+        ...
+
+    def max_finite_loss(self, direction: Direction) -> float:
+        """Supremum of the finite losses (``inf`` if unbounded, ``-inf`` if there are none)."""
+        ...
+
+
+def pld_log_moment(pld: PrivacyLossDistribution, lam: float) -> float:
+    """``Gamma_lambda = logsumexp(ln A + lambda L)`` over the finite outcomes."""
+    if pld.losses.size == 0:
+        return -math.inf
+    return float(logsumexp(pld.log_mass_a + lam * pld.losses))
+
+
+def pld_log_moment_slope(pld: PrivacyLossDistribution, lam: float) -> float:
+    """``dGamma/dlambda = sum_o w(o) L(o)``, ``w = softmax(ln A + lambda L)``."""
+    if pld.losses.size == 0:
+        return 0.0
+    weights = softmax(pld.log_mass_a + lam * pld.losses)
+    return float(np.dot(weights, pld.losses))
+
+
+class PairLogMoments:
+    """Log-moments of one worst-case pair, or the worst case over several pairs.
+
+    For several pairs (e.g. every grid shift of non-monotone noise), each quantity
+    is the maximum over the pairs: ``Gamma_lambda = max_k Gamma_lambda(pair_k)``
+    (a maximum of convex functions, still convex) and ``omega = max_k omega_k``.
+    This bounds any adaptive choice among the pairs in each release, because the
+    Extended MA's proof only uses per-release upper bounds on both quantities.
+    """
+
+    def __init__(self, pairs: WorstCasePair | Sequence[WorstCasePair]):
+        self.pairs: tuple[WorstCasePair, ...] = (
+            (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
+        )
+        self._plds = {
+            d: tuple(privacy_loss_distribution(p, d) for p in self.pairs) for d in ("A/B", "B/A")
+        }
+        self.description = (
+            self.pairs[0].description
+            if len(self.pairs) == 1
+            else f"worst case over {len(self.pairs)} pairs"
+        )
+
+    def plds(self, direction: Direction) -> tuple[PrivacyLossDistribution, ...]:
+        """The PLD of each pair in ``direction``."""
+        return self._plds[direction]
+
+    def _argmax_pair(self, lam: float, direction: Direction) -> int:
+        values = [pld_log_moment(pld, lam) for pld in self._plds[direction]]
+        return int(np.argmax(values))
+
+    def log_moment(self, lam: float, direction: Direction) -> float:
+        return max(pld_log_moment(pld, lam) for pld in self._plds[direction])
+
+    def log_moment_slope(self, lam: float, direction: Direction) -> float:
+        pld = self._plds[direction][self._argmax_pair(lam, direction)]
+        return pld_log_moment_slope(pld, lam)
+
+    def distinguishing_mass(self, direction: Direction) -> float:
+        return max(pld.distinguishing_mass for pld in self._plds[direction])
+
+    def max_finite_loss(self, direction: Direction) -> float:
+        return max(pld.max_finite_loss for pld in self._plds[direction])
+
+    def log_moment_log_gradient(self, lam: float, direction: Direction) -> LogMomentGradient:
+        """Partial derivatives of ``Gamma_lambda`` with respect to the masses of the pair
+        that attains it, as logs of magnitudes (so that tiny masses cannot overflow)::
+
+            dGamma/dA(o) = (1 + lambda) e^{lambda L(o) - Gamma}        (> 0),
+            dGamma/dB(o) = -lambda e^{(lambda + 1) L(o) - Gamma}       (< 0),
+
+        for finite outcomes and 0 elsewhere; for direction B/A the roles of the pair's
+        ``a`` and ``b`` are swapped. Outcomes with ``L = +inf`` are left to omega.
+        """
+        index = self._argmax_pair(lam, direction)
+        pair = self.pairs[index]
+        first, second = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
+        finite = (first > 0.0) & (second > 0.0)
+        losses = np.log(first[finite]) - np.log(second[finite])
+        gamma = pld_log_moment(self._plds[direction][index], lam)
+        log_first = np.full(first.shape, -math.inf)
+        log_second = np.full(second.shape, -math.inf)
+        log_first[finite] = math.log1p(lam) + lam * losses - gamma
+        if lam > 0.0:
+            log_second[finite] = math.log(lam) + (lam + 1.0) * losses - gamma
+        if direction == "A/B":
+            return LogMomentGradient(index, log_first, log_second, positive_is_a=True)
+        return LogMomentGradient(index, log_second, log_first, positive_is_a=False)
+
+
+@attrs.frozen(eq=False)
+class LogMomentGradient:
+    """``ln |dGamma/da|`` and ``ln |dGamma/db|`` for pair ``pair_index`` of a source.
+
+    The derivative is positive for the numerator distribution of the direction
+    (``a`` when ``positive_is_a``) and negative for the other.
+    """
+
+    pair_index: int
+    log_abs_grad_a: np.ndarray
+    log_abs_grad_b: np.ndarray
+    positive_is_a: bool

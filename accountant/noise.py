@@ -1,0 +1,248 @@
+"""Noise functions: a probability mass function on an equidistant grid.
+
+A :class:`NoiseDistribution` is the paper's *noise function* (Definition
+"Noise Function and Sampling"): point masses ``pmf[i]`` at ``x_i = start + i*step``.
+Sampling draws ``x_i`` with probability ``pmf[i]`` and then a uniform point of the
+cell ``[x_i - step/2, x_i + step/2)``. The families below evaluate a density at
+the grid points and normalise in log space (paper, Section "Sensitivity and
+Additive Noise": "the integral is replaced with a sum"). Because of that, the
+privacy loss of a Gaussian or Laplace family shifted by a whole number of grid
+steps lies on a lattice, which the tests use for exact comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+from scipy.special import logsumexp
+
+from accountant._checks import (
+    check_finite_real,
+    check_pmf,
+    check_positive_int,
+    check_positive_real,
+)
+from accountant.errors import InvalidInputError
+
+__all__ = [
+    "NoiseDistribution",
+    "from_array",
+    "staircase",
+    "truncated_gaussian",
+    "truncated_laplace",
+    "uniform",
+]
+
+#: Relative tolerance used to decide whether a length is a whole number of grid steps.
+GRID_TOLERANCE = 1e-9
+
+
+def _frozen_array(value: np.ndarray) -> np.ndarray:
+    array = np.array(value, dtype=np.float64, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+def _validate_pmf(instance: NoiseDistribution, attribute: attrs.Attribute, value: np.ndarray):
+    check_pmf(attribute.name, value)
+
+
+def _validate_step(instance: NoiseDistribution, attribute: attrs.Attribute, value: float):
+    check_positive_real(attribute.name, value)
+
+
+def _validate_start(instance: NoiseDistribution, attribute: attrs.Attribute, value: float):
+    check_finite_real(attribute.name, value)
+
+
+@attrs.frozen(eq=False)
+class NoiseDistribution:
+    """Point masses ``pmf[i]`` at grid points ``x_i = start + i * step``.
+
+    The pmf must be finite, non-negative and sum to 1 within
+    :data:`accountant._checks.MASS_TOLERANCE`; it is stored as a read-only copy.
+    """
+
+    pmf: np.ndarray = attrs.field(converter=_frozen_array, validator=_validate_pmf)
+    step: float = attrs.field(converter=float, validator=_validate_step)
+    start: float = attrs.field(converter=float, validator=_validate_start)
+
+    @property
+    def size(self) -> int:
+        """Number of grid points."""
+        return int(self.pmf.size)
+
+    @property
+    def grid(self) -> np.ndarray:
+        """The grid points ``x_i = start + i * step``."""
+        return self.start + self.step * np.arange(self.size, dtype=np.float64)
+
+    @property
+    def utility_l1(self) -> float:
+        """``U_L1 = sum_i |x_i| p_i`` (paper, Definition "Utility-loss")."""
+        return float(np.dot(np.abs(self.grid), self.pmf))
+
+    @property
+    def utility_l2(self) -> float:
+        """``U_L2 = sqrt(sum_i x_i^2 p_i)`` (SPEC section 4), the root mean square noise."""
+        return float(math.sqrt(np.dot(self.grid**2, self.pmf)))
+
+    def utility(self, kind: str = "L1") -> float:
+        """Utility loss ``"L1"`` or ``"L2"``."""
+        if kind == "L1":
+            return self.utility_l1
+        if kind == "L2":
+            return self.utility_l2
+        raise InvalidInputError(f"kind must be 'L1' or 'L2', got {kind!r}")
+
+    def is_symmetric(self, rtol: float = 1e-9, atol: float = 1e-15) -> bool:
+        """Whether ``p(x) = p(-x)`` on the grid (the grid itself must be symmetric about 0)."""
+        grid = self.grid
+        if not math.isclose(grid[0], -grid[-1], rel_tol=GRID_TOLERANCE, abs_tol=1e-12 * self.step):
+            return False
+        return bool(np.allclose(self.pmf, self.pmf[::-1], rtol=rtol, atol=atol))
+
+    def is_monotone(self, rtol: float = 1e-12) -> bool:
+        """Whether the pmf never rises when moving away from 0 (non-decreasing on
+        ``x <= 0`` and non-increasing on ``x >= 0``), within a relative tolerance."""
+        grid = self.grid
+        left = self.pmf[grid <= 0.0]
+        right = self.pmf[grid >= 0.0]
+        rises_left = np.diff(left) < -rtol * left[1:] if left.size > 1 else np.zeros(0, bool)
+        rises_right = np.diff(right) > rtol * right[:-1] if right.size > 1 else np.zeros(0, bool)
+        return not (rises_left.any() or rises_right.any())
+
+    def shift_steps(self, length: float, *, name: str = "sensitivity") -> int:
+        """``length / step`` as a positive whole number, or a clear error listing valid lengths."""
+        length = check_positive_real(name, length)
+        ratio = length / self.step
+        steps = round(ratio)
+        if steps < 1 or abs(ratio - steps) > GRID_TOLERANCE * max(1.0, ratio):
+            examples = ", ".join(f"{k * self.step:g}" for k in range(1, 4))
+            raise InvalidInputError(
+                f"{name}={length!r} is not a whole number of grid steps (step={self.step!r}); "
+                f"possible values are multiples of the step: {examples}, ..."
+            )
+        return int(steps)
+
+    def sample(
+        self, size: int, rng: np.random.Generator | None = None, *, dimension: int = 1
+    ) -> np.ndarray:
+        """Draw noise as in SPEC section 1.
+
+        One dimension: pick ``x_i`` with probability ``p_i``, then a uniform point of
+        ``[x_i - step/2, x_i + step/2)``; returns shape ``(size,)``. With
+        ``dimension = d > 1``: rotation-symmetric noise whose radius is ``|x|`` for
+        such a draw and whose direction is a normalised standard normal vector;
+        returns shape ``(size, d)``.
+        """
+        size = check_positive_int("size", size)
+        dimension = check_positive_int("dimension", dimension)
+        if rng is None:
+            rng = np.random.default_rng()
+        elif not isinstance(rng, np.random.Generator):
+            raise InvalidInputError(f"rng must be a numpy.random.Generator, got {rng!r}")
+        cumulative = np.cumsum(self.pmf)
+        index = np.searchsorted(cumulative, rng.random(size) * cumulative[-1], side="right")
+        index = np.minimum(index, self.size - 1)
+        draws = self.grid[index] + self.step * (rng.random(size) - 0.5)
+        if dimension == 1:
+            return draws
+        directions = rng.standard_normal((size, dimension))
+        norms = np.linalg.norm(directions, axis=1, keepdims=True)
+        return np.abs(draws)[:, None] * directions / norms
+
+
+def _symmetric_grid(bound: float, step: float) -> np.ndarray:
+    """Grid ``-bound, -bound + step, ..., bound``; ``bound`` must be a multiple of ``step``."""
+    bound = check_positive_real("bound", bound)
+    step = check_positive_real("step", step)
+    ratio = bound / step
+    half = round(ratio)
+    if half < 1 or abs(ratio - half) > GRID_TOLERANCE * max(1.0, ratio):
+        raise InvalidInputError(
+            f"bound={bound!r} must be a positive whole number of grid steps (step={step!r})"
+        )
+    return step * np.arange(-half, half + 1, dtype=np.float64)
+
+
+def _normalised_from_log_density(log_density: np.ndarray) -> np.ndarray:
+    return np.exp(log_density - logsumexp(log_density))
+
+
+def _from_log_density(grid: np.ndarray, log_density: np.ndarray) -> NoiseDistribution:
+    step = float(grid[1] - grid[0])
+    return NoiseDistribution(
+        pmf=_normalised_from_log_density(log_density), step=step, start=float(grid[0])
+    )
+
+
+def truncated_gaussian(sigma: float, bound: float, step: float) -> NoiseDistribution:
+    """Truncated Gaussian: ``p_i ∝ exp(-x_i^2 / (2 sigma^2))`` for ``|x_i| <= bound``
+    (paper, Example "Truncated Gaussian Noise"), grid ``-bound..bound`` with spacing ``step``."""
+    sigma = check_positive_real("sigma", sigma)
+    grid = _symmetric_grid(bound, step)
+    return _from_log_density(grid, -0.5 * (grid / sigma) ** 2)
+
+
+def truncated_laplace(scale: float, bound: float, step: float) -> NoiseDistribution:
+    """Truncated Laplace: ``p_i ∝ exp(-|x_i| / scale)`` for ``|x_i| <= bound``."""
+    scale = check_positive_real("scale", scale)
+    grid = _symmetric_grid(bound, step)
+    return _from_log_density(grid, -np.abs(grid) / scale)
+
+
+def staircase(
+    sensitivity: float,
+    epsilon: float,
+    bound: float,
+    step: float,
+    gamma: float | None = None,
+) -> NoiseDistribution:
+    """Truncated staircase noise (Geng & Viswanath; SPEC section 4).
+
+    Density ``a e^{-k eps}`` on ``|x| in [k D, (k + gamma) D)`` and
+    ``a e^{-(k+1) eps}`` on ``|x| in [(k + gamma) D, (k + 1) D)``, with ``D`` the
+    sensitivity and ``gamma`` defaulting to ``gamma* = 1 / (1 + e^{eps/2})``;
+    evaluated at the grid points of ``[-bound, bound]`` and normalised (the constant
+    ``a`` cancels).
+    """
+    sensitivity = check_positive_real("sensitivity", sensitivity)
+    epsilon = check_positive_real("epsilon", epsilon)
+    if gamma is None:
+        gamma = 1.0 / (1.0 + math.exp(epsilon / 2.0))
+    gamma = check_finite_real("gamma", gamma)
+    if not 0.0 <= gamma <= 1.0:
+        raise InvalidInputError(f"gamma must lie in [0, 1], got {gamma!r}")
+    grid = _symmetric_grid(bound, step)
+    scaled = np.abs(grid) / sensitivity
+    # Guard against x = k D landing a hair below k D through rounding.
+    k = np.floor(scaled + 1e-12)
+    in_upper_part = (scaled - k) >= gamma - 1e-12
+    log_density = -epsilon * (k + in_upper_part)
+    return _from_log_density(grid, log_density)
+
+
+def uniform(bound: float, step: float) -> NoiseDistribution:
+    """Uniform noise on the grid ``-bound..bound``."""
+    grid = _symmetric_grid(bound, step)
+    return _from_log_density(grid, np.zeros_like(grid))
+
+
+def from_array(pmf: np.ndarray, step: float, start: float | None = None) -> NoiseDistribution:
+    """Noise from a user's pmf array (validated, never renormalised).
+
+    ``start`` is the position of ``pmf[0]``; by default the grid is centred on 0,
+    which requires an odd length.
+    """
+    values = check_pmf("pmf", pmf)
+    step = check_positive_real("step", step)
+    if start is None:
+        if values.size % 2 == 0:
+            raise InvalidInputError(
+                f"pmf has even length {values.size}, so it cannot be centred on 0; pass start="
+            )
+        start = -step * (values.size // 2)
+    return NoiseDistribution(pmf=values, step=step, start=check_finite_real("start", start))

@@ -1,0 +1,218 @@
+"""Privacy-loss distribution (PLD) of a worst-case pair, and exact single-release bounds.
+
+For a pair ``(A, B)`` the privacy loss of outcome ``o`` is ``L(o) = ln(A(o)/B(o))``
+(paper, Definition "Privacy Loss Random Variable"): ``+inf`` where ``A > 0 = B``
+(distinguishing events, total A-mass ``omega``), ``-inf`` where ``A = 0 < B``
+(never occurs under A). The bounds here are exact, no approximation (SPEC section 1):
+
+* ADP: ``delta_{A/B}(eps) = sum_o max(0, A(o) - e^eps B(o))
+  = omega + sum_{L(o) > eps} A(o) (1 - e^{eps - L(o)})``;
+* PDP: ``delta^PDP_{A/B}(eps) = P_{o~A}[L(o) > eps] = omega + sum_{L(o) > eps} A(o)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+import numpy as np
+
+from accountant._checks import check_direction, check_epsilons, check_target_delta
+from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.pairs import WorstCasePair
+
+__all__ = [
+    "PrivacyLossDistribution",
+    "exact_delta",
+    "exact_delta_pdp",
+    "exact_epsilon",
+    "privacy_loss_distribution",
+]
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    array.setflags(write=False)
+    return array
+
+
+@attrs.frozen(eq=False)
+class PrivacyLossDistribution:
+    """The finite privacy losses of one direction of a pair, sorted ascending, with the
+    A- and B-mass of each outcome, and the distinguishing mass ``omega``.
+
+    ``log_mass_a`` is ``ln A`` of each finite outcome (kept for log-space moments).
+    ``impossible_mass_b`` is the B-mass of outcomes with ``A = 0``.
+    """
+
+    losses: np.ndarray = attrs.field(converter=_readonly)
+    mass_a: np.ndarray = attrs.field(converter=_readonly)
+    mass_b: np.ndarray = attrs.field(converter=_readonly)
+    log_mass_a: np.ndarray = attrs.field(converter=_readonly)
+    distinguishing_mass: float
+    impossible_mass_b: float
+
+    @property
+    def max_finite_loss(self) -> float:
+        """Largest finite loss, ``-inf`` if there is none."""
+        return float(self.losses[-1]) if self.losses.size else -math.inf
+
+    def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        """Exact ADP ``delta(eps) = omega + sum_{L > eps} A (1 - e^{eps - L})``."""
+        eps = check_epsilons("epsilon", epsilon)
+        values = np.array([self._delta_one(float(e)) for e in eps.reshape(-1)])
+        return _shape_like(values, eps)
+
+    def delta_pdp(self, epsilon: float | np.ndarray) -> float | np.ndarray:
+        """Exact PDP ``delta(eps) = omega + P_A[L > eps]``."""
+        eps = check_epsilons("epsilon", epsilon)
+        tail = _suffix_sums(self.mass_a)
+        start = np.searchsorted(self.losses, eps.reshape(-1), side="right")
+        values = np.minimum(1.0, self.distinguishing_mass + tail[start])
+        return _shape_like(values, eps)
+
+    def _delta_one(self, eps: float) -> float:
+        start = int(np.searchsorted(self.losses, eps, side="right"))
+        if start == self.losses.size:
+            return self.distinguishing_mass
+        above = self.losses[start:]
+        finite_part = float(np.sum(self.mass_a[start:] * -np.expm1(eps - above)))
+        return min(1.0, self.distinguishing_mass + finite_part)
+
+    def epsilon(self, delta: float) -> float:
+        """Smallest ``eps >= 0`` with exact ADP ``delta(eps) <= delta``.
+
+        Raises :class:`~accountant.errors.InfeasibleTargetError` when ``delta`` is
+        below the distinguishing mass ``omega`` (no eps reaches it).
+        """
+        target = check_target_delta("delta", delta)
+        self._check_feasible(target)
+        if self._delta_one(0.0) <= target:
+            return 0.0
+        low, high = 0.0, max(self.max_finite_loss, 0.0)
+        # delta is continuous and strictly decreasing on [0, max loss]: bisect until the
+        # bracket is a few ulp wide; ``high`` always satisfies delta(high) <= target.
+        while high - low > 4.0 * math.ulp(high):
+            middle = 0.5 * (low + high)
+            if self._delta_one(middle) <= target:
+                high = middle
+            else:
+                low = middle
+        return high
+
+    def epsilon_pdp(self, delta: float) -> float:
+        """Smallest ``eps >= 0`` with exact PDP ``delta(eps) <= delta``."""
+        target = check_target_delta("delta", delta)
+        self._check_feasible(target)
+        if self.delta_pdp(0.0) <= target:
+            return 0.0
+        # P_A[L > eps] only changes at loss values, so the answer is the smallest
+        # positive loss u with P_A[L > u] <= target - omega. tail[k + 1] = P_A[L > losses[k]]
+        # at the last index of each group of equal losses, and above it elsewhere.
+        tail = _suffix_sums(self.mass_a)
+        budget = target - self.distinguishing_mass
+        candidates = np.flatnonzero((tail[1:] <= budget) & (self.losses > 0.0))
+        return float(self.losses[candidates[0]])
+
+    def _check_feasible(self, target: float) -> None:
+        if target < self.distinguishing_mass:
+            raise InfeasibleTargetError(
+                f"delta={target!r} is below the distinguishing mass "
+                f"{self.distinguishing_mass!r}; no epsilon reaches it"
+            )
+
+
+def _suffix_sums(mass: np.ndarray) -> np.ndarray:
+    """``tail[k] = sum(mass[k:])``, with ``tail[len] = 0``."""
+    tail = np.zeros(mass.size + 1)
+    tail[:-1] = np.cumsum(mass[::-1])[::-1]
+    return tail
+
+
+def _shape_like(values: np.ndarray, eps: np.ndarray) -> float | np.ndarray:
+    values = values.reshape(eps.shape)
+    return float(values) if values.ndim == 0 else values
+
+
+def privacy_loss_distribution(pair: WorstCasePair, direction: str = "A/B") -> PrivacyLossDistribution:
+    """The PLD of ``pair`` in ``direction`` ``"A/B"`` (losses ``ln A/B`` under ``A``)
+    or ``"B/A"``; losses are computed as ``ln A - ln B`` so no ratio overflows."""
+    if not isinstance(pair, WorstCasePair):
+        raise InvalidInputError(f"pair must be a WorstCasePair, got {type(pair).__name__}")
+    direction = check_direction("direction", direction)
+    if direction == "max":
+        raise InvalidInputError("direction must be 'A/B' or 'B/A' for one PLD, got 'max'")
+    a, b = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
+    finite = (a > 0.0) & (b > 0.0)
+    log_a = np.log(a[finite])
+    losses = log_a - np.log(b[finite])
+    order = np.argsort(losses, kind="stable")
+    return PrivacyLossDistribution(
+        losses=losses[order],
+        mass_a=a[finite][order],
+        mass_b=b[finite][order],
+        log_mass_a=log_a[order],
+        distinguishing_mass=math.fsum(a[(a > 0.0) & (b == 0.0)].tolist()),
+        impossible_mass_b=math.fsum(b[(a == 0.0) & (b > 0.0)].tolist()),
+    )
+
+
+PairOrPairs = WorstCasePair | Sequence[WorstCasePair]
+
+
+def _as_pairs(pairs: PairOrPairs) -> tuple[WorstCasePair, ...]:
+    if isinstance(pairs, WorstCasePair):
+        return (pairs,)
+    result = tuple(pairs)
+    if not result or not all(isinstance(p, WorstCasePair) for p in result):
+        raise InvalidInputError(
+            "pair must be a WorstCasePair or a non-empty sequence of them, "
+            f"got {type(pairs).__name__}"
+        )
+    return result
+
+
+def _directions(direction: str) -> tuple[str, ...]:
+    direction = check_direction("direction", direction)
+    return ("A/B", "B/A") if direction == "max" else (direction,)
+
+
+def _plds(pairs: PairOrPairs, direction: str) -> list[PrivacyLossDistribution]:
+    return [
+        privacy_loss_distribution(pair, d) for pair in _as_pairs(pairs) for d in _directions(direction)
+    ]
+
+
+def exact_delta(
+    pair: PairOrPairs, epsilon: float | np.ndarray, direction: str = "max"
+) -> float | np.ndarray:
+    """Exact single-release ADP delta(eps) of a pair, or the worst case over several pairs
+    (e.g. every shift of :func:`~accountant.pairs.additive_shift_pairs`).
+    ``direction="max"`` reports ``max(delta_{A/B}, delta_{B/A})``."""
+    values = [pld.delta(epsilon) for pld in _plds(pair, direction)]
+    return _maximum(values)
+
+
+def exact_delta_pdp(
+    pair: PairOrPairs, epsilon: float | np.ndarray, direction: str = "max"
+) -> float | np.ndarray:
+    """Exact single-release PDP delta(eps); worst case over pairs and directions."""
+    values = [pld.delta_pdp(epsilon) for pld in _plds(pair, direction)]
+    return _maximum(values)
+
+
+def exact_epsilon(pair: PairOrPairs, delta: float, direction: str = "max", *, kind: str = "adp") -> float:
+    """Smallest eps whose exact single-release delta (``kind`` ``"adp"`` or ``"pdp"``)
+    is at most ``delta`` in every requested direction and pair."""
+    if kind not in ("adp", "pdp"):
+        raise InvalidInputError(f"kind must be 'adp' or 'pdp', got {kind!r}")
+    plds = _plds(pair, direction)
+    return max(pld.epsilon(delta) if kind == "adp" else pld.epsilon_pdp(delta) for pld in plds)
+
+
+def _maximum(values: list) -> float | np.ndarray:
+    result = values[0]
+    for value in values[1:]:
+        result = np.maximum(result, value)
+    return float(result) if np.ndim(result) == 0 else result
