@@ -1,0 +1,437 @@
+"""Analytic additive mechanisms: log-moments and distinguishing mass without a grid.
+
+A mechanism with sensitivity ``s`` is the pair ``A`` = noise density centred at 0,
+``B`` = the same density centred at ``s``; the privacy loss is ``L(x) = ln a(x)/b(x)``.
+For direction A/B and ``lambda >= 0`` (SPEC section 3; paper, Proposition
+"Numerical Extended MA", with sums replaced by integrals)::
+
+    Gamma_lambda = ln ∫_{a>0, b>0} a(x)^(1+lambda) b(x)^(-lambda) dx,
+    omega        = ∫_{a>0, b=0} a(x) dx.
+
+Every noise here is symmetric, so the reflection ``x -> s - x`` maps ``A`` to ``B``
+and both directions give the same values. Each class implements
+:class:`~accountant.log_moments.LogMomentSource`; all work is done in log space
+and stays finite (no overflow, no NaN) for ``lambda`` from 0 to far beyond 1e6.
+``pair(step)`` gives the grid discretisation as a :class:`~accountant.pairs.WorstCasePair`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+from scipy.special import erf, erfc, erfcx
+
+from accountant._checks import check_finite_real, check_positive_real
+from accountant.errors import InvalidInputError
+from accountant.noise import truncated_gaussian, truncated_laplace
+from accountant.pairs import WorstCasePair
+
+__all__ = [
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "TruncatedGaussianMechanism",
+    "TruncatedLaplaceMechanism",
+]
+
+#: Grid discretisations of the untruncated noises are cut at this many sigmas / scales.
+GAUSSIAN_PAIR_SIGMAS = 40.0
+LAPLACE_PAIR_SCALES = 60.0
+
+_SQRT2 = math.sqrt(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+# ---------------------------------------------------------------- numerical helpers
+
+
+def _log1mexp(x: float) -> float:
+    """``ln(1 - e^x)`` for ``x < 0`` (Mächler's two-branch rule)."""
+    if x > -math.log(2.0):
+        return math.log(-math.expm1(x))
+    return math.log1p(-math.exp(x))
+
+
+def _log_upper_gauss_scaled(lo: float, hi: float, width: float) -> float:
+    """``ln[(Phi(hi) - Phi(lo)) e^(lo^2/2)]`` for ``0 <= lo < hi = lo + width``.
+
+    Uses upper tails ``Q(u) e^(u^2/2) = erfcx(u/sqrt 2)/2``, so nothing underflows and
+    the quadratic ``lo^2/2`` is left to the caller to cancel analytically.
+    """
+    log_lo = math.log(float(erfcx(lo / _SQRT2)))
+    log_hi = math.log(float(erfcx(hi / _SQRT2)))
+    return log_lo - math.log(2.0) + _log1mexp(log_hi - log_lo - 0.5 * width * (lo + hi))
+
+
+def _mills(u: float) -> float:
+    """Mills ratio ``M(u) = Q(u)/phi(u) = sqrt(pi/2) erfcx(u/sqrt 2)``."""
+    return math.sqrt(math.pi / 2.0) * float(erfcx(u / _SQRT2))
+
+
+def _mills_complement(u: float) -> float:
+    """``1 - u M(u)`` for ``u >= 0`` (``~ 1/u^2``): directly for ``u < 4``, beyond by the
+    Laplace continued fraction ``M = 1/(u + F)``, ``F = 1/(u + 2/(u + 3/(u + ...)))``,
+    so that ``1 - u M = F/(u + F)`` carries no cancellation (40 terms: < 1e-15)."""
+    if u < 4.0:
+        return 1.0 - u * _mills(u)
+    tail = 0.0
+    for j in range(40, 1, -1):
+        tail = j / (u + tail)
+    f = 1.0 / (u + tail)
+    return f / (u + f)
+
+
+def _log_gauss_mass(lo: float, hi: float, width: float) -> float:
+    """``ln(Phi(hi) - Phi(lo))`` for ``lo < hi = lo + width``, stable for any arguments."""
+    if lo >= 0.0:
+        return _log_upper_gauss_scaled(lo, hi, width) - 0.5 * lo * lo
+    if hi <= 0.0:
+        return _log_upper_gauss_scaled(-hi, -lo, width) - 0.5 * hi * hi
+    tails = 0.5 * (float(erfc(-lo / _SQRT2)) + float(erfc(hi / _SQRT2)))
+    if tails < 0.5:
+        return math.log1p(-tails)
+    return math.log(0.5 * (float(erf(hi / _SQRT2)) + float(erf(-lo / _SQRT2))))
+
+
+def _log_exp_integral(alpha: float, beta: float, lo: float, hi: float) -> float:
+    """``ln ∫_lo^hi e^(alpha x + beta) dx`` for ``lo < hi``, stable for any ``alpha``.
+
+    ``= beta + alpha*edge + ln(width * (1 - e^-z)/z)`` with ``z = |alpha| width`` and
+    ``edge`` the end where the integrand is largest; ``(1 - e^-z)/z`` by ``expm1``,
+    or its series for tiny ``z`` (including ``alpha = 0``).
+    """
+    width = hi - lo
+    z = abs(alpha) * width
+    base = beta + alpha * (hi if alpha > 0.0 else lo) + math.log(width)
+    if z < 1e-8:
+        return base + math.log1p(-z / 2.0 + z * z / 6.0)
+    return base + math.log(-math.expm1(-z) / z)
+
+
+def _exp_mean_fraction(z: float) -> float:
+    """``h(z) = 1/(1 - e^-z) - 1/z``: mean of ``t`` under density ``∝ e^(z t)`` on ``[0, 1]``."""
+    if abs(z) < 1e-2:
+        z2 = z * z
+        return 0.5 + z / 12.0 - z * z2 / 720.0 + z * z2 * z2 / 30240.0
+    if z > 0.0:
+        return 1.0 / -math.expm1(-z) - 1.0 / z
+    return math.exp(z) / math.expm1(z) - 1.0 / z
+
+
+def _check_lambda(lam: float) -> float:
+    value = check_finite_real("lam", lam)
+    if value < 0.0:
+        raise InvalidInputError(f"lam must be >= 0, got {value!r}")
+    return value
+
+
+def _check_direction(direction: str) -> None:
+    if direction not in ("A/B", "B/A"):
+        raise InvalidInputError(f"direction must be 'A/B' or 'B/A', got {direction!r}")
+
+
+def _positive(name: str):
+    def convert(value: float) -> float:
+        return check_positive_real(name, value)
+
+    return convert
+
+
+def _check_overlap(mechanism: _SymmetricMechanism) -> None:
+    if mechanism.sensitivity >= 2.0 * mechanism.bound:
+        raise InvalidInputError(
+            f"sensitivity must be < 2 * bound = {2.0 * mechanism.bound!r} (else the outputs "
+            f"on neighbouring inputs never overlap), got sensitivity={mechanism.sensitivity!r}"
+        )
+
+
+class _SymmetricMechanism:
+    """Protocol methods shared by the symmetric mechanisms: validate, then delegate."""
+
+    def _gamma(self, lam: float) -> float:
+        raise NotImplementedError
+
+    def _slope(self, lam: float) -> float:
+        raise NotImplementedError
+
+    def _omega(self) -> float:
+        return 0.0
+
+    def _max_loss(self) -> float:
+        raise NotImplementedError
+
+    def log_moment(self, lam: float, direction: str) -> float:
+        """``Gamma_lambda`` (equal in both directions by symmetry)."""
+        _check_direction(direction)
+        return self._gamma(_check_lambda(lam))
+
+    def log_moment_slope(self, lam: float, direction: str) -> float:
+        """``dGamma_lambda/dlambda``, in closed form."""
+        _check_direction(direction)
+        return self._slope(_check_lambda(lam))
+
+    def distinguishing_mass(self, direction: str) -> float:
+        """``omega``: the A-mass where ``B`` has no density."""
+        _check_direction(direction)
+        return self._omega()
+
+    def max_finite_loss(self, direction: str) -> float:
+        """Supremum of the finite privacy losses."""
+        _check_direction(direction)
+        return self._max_loss()
+
+
+# ---------------------------------------------------------------- untruncated noise
+
+
+@attrs.frozen
+class GaussianMechanism(_SymmetricMechanism):
+    """Gaussian noise ``N(0, sigma^2)``, sensitivity ``s``::
+
+    Gamma_lambda = lambda (lambda + 1) s^2 / (2 sigma^2),   omega = 0,   sup L = inf
+
+    (Mironov 2017, Rényi DP of order ``alpha = lambda + 1``; SPEC section 3).
+    """
+
+    sigma: float = attrs.field(converter=_positive("sigma"))
+    sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
+
+    @property
+    def description(self) -> str:
+        return f"Gaussian (sigma={self.sigma:g}), sensitivity {self.sensitivity:g}"
+
+    def _rate(self) -> float:
+        return self.sensitivity**2 / (2.0 * self.sigma**2)
+
+    def _gamma(self, lam: float) -> float:
+        return lam * (lam + 1.0) * self._rate()
+
+    def _slope(self, lam: float) -> float:
+        return (2.0 * lam + 1.0) * self._rate()
+
+    def _max_loss(self) -> float:
+        return math.inf
+
+    def pair(self, step: float) -> WorstCasePair:
+        """Grid discretisation, cut at the smallest multiple of ``step`` covering
+        ``GAUSSIAN_PAIR_SIGMAS = 40`` sigmas (mass beyond: ``< e^-800``); ``sensitivity``
+        must be a whole number of steps."""
+        step = check_positive_real("step", step)
+        bound = step * math.ceil(GAUSSIAN_PAIR_SIGMAS * self.sigma / step)
+        return WorstCasePair.additive(truncated_gaussian(self.sigma, bound, step), self.sensitivity)
+
+
+@attrs.frozen
+class LaplaceMechanism(_SymmetricMechanism):
+    """Laplace noise with density ``e^(-|x|/b) / (2b)``, sensitivity ``s``, ``t = s/b``::
+
+    Gamma_lambda = ln[(lambda+1)/(2lambda+1) e^(lambda t) + lambda/(2lambda+1) e^(-(lambda+1) t)]
+
+    (Mironov 2017, Rényi DP of Laplace with ``alpha = lambda + 1``), evaluated as
+    ``lambda t + ln((lambda+1)/(2lambda+1)) + log1p(lambda/(lambda+1) e^(-(2lambda+1) t))``;
+    ``omega = 0``, ``sup L = t``.
+    """
+
+    scale: float = attrs.field(converter=_positive("scale"))
+    sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
+
+    @property
+    def description(self) -> str:
+        return f"Laplace (scale={self.scale:g}), sensitivity {self.sensitivity:g}"
+
+    def _gamma(self, lam: float) -> float:
+        t = self.sensitivity / self.scale
+        g = lam / (lam + 1.0) * math.exp(-(2.0 * lam + 1.0) * t)
+        return lam * t + math.log1p(lam) - math.log1p(2.0 * lam) + math.log1p(g)
+
+    def _slope(self, lam: float) -> float:
+        t = self.sensitivity / self.scale
+        decay = math.exp(-(2.0 * lam + 1.0) * t)
+        g = lam / (lam + 1.0) * decay
+        dg = decay * (1.0 / (lam + 1.0) ** 2 - 2.0 * t * lam / (lam + 1.0))
+        return t - 1.0 / ((lam + 1.0) * (2.0 * lam + 1.0)) + dg / (1.0 + g)
+
+    def _max_loss(self) -> float:
+        return self.sensitivity / self.scale
+
+    def pair(self, step: float) -> WorstCasePair:
+        """Grid discretisation, cut at the smallest multiple of ``step`` covering
+        ``LAPLACE_PAIR_SCALES = 60`` scales (mass beyond: ``e^-60 ≈ 9e-27``);
+        ``sensitivity`` must be a whole number of steps."""
+        step = check_positive_real("step", step)
+        bound = step * math.ceil(LAPLACE_PAIR_SCALES * self.scale / step)
+        return WorstCasePair.additive(truncated_laplace(self.scale, bound, step), self.sensitivity)
+
+
+# ---------------------------------------------------------------- truncated noise
+
+
+@attrs.frozen
+class TruncatedGaussianMechanism(_SymmetricMechanism):
+    """Gaussian density restricted to ``[-r, r]`` and renormalised by
+    ``Z = Phi(r/sigma) - Phi(-r/sigma)`` (paper, Example "Truncated Gaussian Noise",
+    continuous version), sensitivity ``s < 2r``. On the overlap ``[s-r, r]``,
+    ``a^(1+lambda) b^(-lambda) = e^(lambda(lambda+1)s^2/(2sigma^2)) phi((x+lambda s)/sigma)/(sigma Z)``,
+    hence with ``u1 = (r + lambda s)/sigma``, ``u2 = (s - r + lambda s)/sigma``::
+
+        Gamma_lambda = lambda(lambda+1) s^2/(2 sigma^2) + ln[Phi(u1) - Phi(u2)] - ln Z,
+        omega        = [Phi((s-r)/sigma) - Phi(-r/sigma)] / Z,
+        sup L        = L(s-r) = s (2r - s) / (2 sigma^2).
+
+    For ``u2 >= 0`` the quadratic terms cancel analytically,
+    ``lambda(lambda+1)s^2/(2sigma^2) - u2^2/2 = lambda sup L - (s-r)^2/(2sigma^2)``, and the
+    rest uses ``erfcx``. The slope is ``E_w[L]`` under the tilted density, a normal
+    ``N(-lambda s, sigma^2)`` truncated to the overlap:
+    ``sup L - (s/sigma) [(phi(u2) - phi(u1))/(Phi(u1) - Phi(u2)) - u2]``.
+    """
+
+    sigma: float = attrs.field(converter=_positive("sigma"))
+    bound: float = attrs.field(converter=_positive("bound"))
+    sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
+
+    def __attrs_post_init__(self) -> None:
+        _check_overlap(self)
+
+    @property
+    def description(self) -> str:
+        return (
+            f"truncated Gaussian (sigma={self.sigma:g}, bound={self.bound:g}), "
+            f"sensitivity {self.sensitivity:g}"
+        )
+
+    def _log_z(self) -> float:
+        r = self.bound / self.sigma
+        return _log_gauss_mass(-r, r, 2.0 * r)
+
+    def _arguments(self, lam: float) -> tuple[float, float, float]:
+        s, r, sigma = self.sensitivity, self.bound, self.sigma
+        return (r + lam * s) / sigma, (s - r + lam * s) / sigma, (2.0 * r - s) / sigma
+
+    def _gamma(self, lam: float) -> float:
+        u1, u2, width = self._arguments(lam)
+        if u2 >= 0.0:
+            offset = (self.sensitivity - self.bound) ** 2 / (2.0 * self.sigma**2)
+            log_mass = _log_upper_gauss_scaled(u2, u1, width)
+            return lam * self._max_loss() - offset + log_mass - self._log_z()
+        quadratic = lam * (lam + 1.0) * self.sensitivity**2 / (2.0 * self.sigma**2)
+        return quadratic + _log_gauss_mass(u2, u1, width) - self._log_z()
+
+    def _slope(self, lam: float) -> float:
+        u1, u2, width = self._arguments(lam)
+        if u2 >= 0.0:
+            # excess = (phi(u2) - phi(u1))/(Phi(u1) - Phi(u2)) - u2; numerator and denominator
+            # scaled by e^(u2^2/2)/phi(0), so phi(u1) -> e^-c, Q(u) -> M(u) e^(-(u^2 - u2^2)/2).
+            decay = math.exp(-0.5 * width * (u1 + u2))
+            mills1 = _mills(u1)
+            numerator = _mills_complement(u2) - decay * (_mills_complement(u1) + width * mills1)
+            excess = numerator / (_mills(u2) - decay * mills1)
+        else:
+            # phi(u2) - phi(u1) = phi(u2) (1 - e^-c), c = (u1^2 - u2^2)/2 = width (u1 + u2)/2
+            log_phi2 = -0.5 * u2 * u2 - _LOG_SQRT_2PI - _log_gauss_mass(u2, u1, width)
+            excess = math.exp(log_phi2) * -math.expm1(-0.5 * width * (u1 + u2)) - u2
+        max_loss = self._max_loss()
+        slope = max_loss - (self.sensitivity / self.sigma) * excess
+        return min(max(slope, -max_loss), max_loss)  # E_w[L] lies in [inf L, sup L]
+
+    def _omega(self) -> float:
+        s, r, sigma = self.sensitivity, self.bound, self.sigma
+        log_mass = _log_gauss_mass(-r / sigma, (s - r) / sigma, s / sigma)
+        return math.exp(log_mass - self._log_z())
+
+    def _max_loss(self) -> float:
+        s = self.sensitivity
+        return s * (2.0 * self.bound - s) / (2.0 * self.sigma**2)
+
+    def pair(self, step: float) -> WorstCasePair:
+        """Grid discretisation (``bound`` and ``sensitivity`` whole numbers of steps)."""
+        noise = truncated_gaussian(self.sigma, self.bound, step)
+        return WorstCasePair.additive(noise, self.sensitivity)
+
+
+@attrs.frozen
+class TruncatedLaplaceMechanism(_SymmetricMechanism):
+    """Laplace density ``e^(-|x|/b) / (2bZ)`` on ``[-r, r]``, ``Z = 1 - e^(-r/b)``,
+    sensitivity ``s < 2r`` (SPEC section 4, continuous version). On the overlap
+    ``[s-r, r]``, ``ln a^(1+lambda) b^(-lambda) + ln(2bZ) = alpha x + beta`` is piecewise
+    linear with breakpoints 0 and ``s``::
+
+        x < 0:      alpha = 1/b,             beta = lambda s/b      (L = s/b)
+        0 <= x < s: alpha = -(2lambda+1)/b,  beta = lambda s/b      (L = (s - 2x)/b)
+        x >= s:     alpha = -1/b,            beta = -lambda s/b     (L = -s/b)
+
+    so ``Gamma_lambda = ln sum_pieces ∫ e^(alpha x + beta) dx - ln(2bZ)`` in closed
+    form, and ``dGamma/dlambda = sum_p w_p (alpha'_p E_p[x] + beta'_p)`` (differentiating
+    under the integral; ``w_p`` the pieces' shares, ``E_p`` the mean under ``e^(alpha x)``
+    on the piece). ``omega`` = A-mass of ``[-r, s-r)``; ``sup L = L(s-r) = (r - |s-r|)/b``.
+    """
+
+    scale: float = attrs.field(converter=_positive("scale"))
+    bound: float = attrs.field(converter=_positive("bound"))
+    sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
+
+    def __attrs_post_init__(self) -> None:
+        _check_overlap(self)
+
+    @property
+    def description(self) -> str:
+        return (
+            f"truncated Laplace (scale={self.scale:g}, bound={self.bound:g}), "
+            f"sensitivity {self.sensitivity:g}"
+        )
+
+    def _log_norm(self) -> float:
+        """``ln(2bZ)``."""
+        return math.log(2.0 * self.scale) + _log1mexp(-self.bound / self.scale)
+
+    def _pieces(self, lam: float) -> list[tuple[float, float, float, float, float, float]]:
+        """``(alpha, beta, lo, hi, dalpha/dlambda, dbeta/dlambda)`` of the non-empty pieces."""
+        s, r, b = self.sensitivity, self.bound, self.scale
+        rise = lam * s / b
+        candidates = (
+            (1.0 / b, rise, -math.inf, 0.0, 0.0, s / b),
+            (-(2.0 * lam + 1.0) / b, rise, 0.0, s, -2.0 / b, s / b),
+            (-1.0 / b, -rise, s, math.inf, 0.0, -s / b),
+        )
+        pieces = []
+        for alpha, beta, lo, hi, d_alpha, d_beta in candidates:
+            lo, hi = max(lo, s - r), min(hi, r)
+            if hi > lo:
+                pieces.append((alpha, beta, lo, hi, d_alpha, d_beta))
+        return pieces
+
+    def _gamma(self, lam: float) -> float:
+        logs = [_log_exp_integral(a, be, lo, hi) for a, be, lo, hi, _, _ in self._pieces(lam)]
+        return _logsumexp(logs) - self._log_norm()
+
+    def _slope(self, lam: float) -> float:
+        pieces = self._pieces(lam)
+        logs = [_log_exp_integral(a, be, lo, hi) for a, be, lo, hi, _, _ in pieces]
+        top = max(logs)
+        shares = [math.exp(v - top) for v in logs]  # normalised below, not via ln(sum)
+        slope = 0.0
+        for share, (alpha, _, lo, hi, d_alpha, d_beta) in zip(shares, pieces, strict=True):
+            mean = lo + (hi - lo) * _exp_mean_fraction(alpha * (hi - lo))
+            slope += share * (d_alpha * mean + d_beta)
+        max_loss = self._max_loss()
+        return min(max(slope / math.fsum(shares), -max_loss), max_loss)
+
+    def _omega(self) -> float:
+        s, r, b = self.sensitivity, self.bound, self.scale
+        logs = []
+        for alpha, lo, hi in ((1.0 / b, -r, min(0.0, s - r)), (-1.0 / b, 0.0, s - r)):
+            if hi > lo:
+                logs.append(_log_exp_integral(alpha, 0.0, lo, hi))
+        return math.exp(_logsumexp(logs) - self._log_norm())
+
+    def _max_loss(self) -> float:
+        return (self.bound - abs(self.sensitivity - self.bound)) / self.scale
+
+    def pair(self, step: float) -> WorstCasePair:
+        """Grid discretisation (``bound`` and ``sensitivity`` whole numbers of steps)."""
+        noise = truncated_laplace(self.scale, self.bound, step)
+        return WorstCasePair.additive(noise, self.sensitivity)
+
+
+def _logsumexp(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(math.fsum(math.exp(v - top) for v in values))

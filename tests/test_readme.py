@@ -1,0 +1,27 @@
+"""The README's two set-up commands are the ones CI and users run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _bash_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return [b.strip() for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S)]
+
+
+def test_readme_shows_exactly_two_setup_commands():
+    blocks = _bash_blocks()
+    assert len(blocks) == 2
+    assert all(len(block.splitlines()) == 1 for block in blocks)
+    assert blocks[0].endswith("accountant audit")
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    test_command = _bash_blocks()[1]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test_command in ci
+    assert "pytest" in test_command and "[torch,test]" in test_command
