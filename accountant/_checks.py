@@ -88,13 +88,20 @@ def check_target_delta(name: str, value: Any) -> float:
 def check_epsilons(name: str, value: Any) -> np.ndarray:
     """One or many epsilons, each finite and >= 0; returned as a float64 array."""
     if isinstance(value, bool | str | bytes):
-        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {_show(value)}")
+        raise InvalidInputError(
+            f"{name} must be a number or an array of numbers, got {_show(value)}"
+        )
     try:
+        kind = np.asarray(value).dtype.kind
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
             f"{name} must be a number or an array of numbers, got {_show(value)}"
         ) from exc
+    if kind not in "fiu":  # numpy would coerce strings, bools and objects silently
+        raise InvalidInputError(
+            f"{name} must be a number or an array of numbers, got {_show(value)}"
+        )
     if array.size == 0:
         raise InvalidInputError(f"{name} must not be empty")
     bad = ~np.isfinite(array) | (array < 0.0)

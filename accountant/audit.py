@@ -15,8 +15,13 @@ from collections.abc import Sequence
 
 import attrs
 
-from accountant._checks import check_direction, check_epsilons, check_positive_int
-from accountant._checks import check_target_delta, check_finite_real
+from accountant._checks import (
+    check_direction,
+    check_epsilons,
+    check_finite_real,
+    check_positive_int,
+    check_target_delta,
+)
 from accountant.moments import CONVERSIONS, ExtendedMA
 from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair, additive_shift_pairs
@@ -157,8 +162,12 @@ def audit_pairs(
     if epsilon is not None:
         eps = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
         rows += [
-            _per_direction("exact delta, one release (ADP)", lambda d: max(p.delta(eps) for p in plds[d])),
-            _per_direction("exact delta, one release (PDP)", lambda d: max(p.delta_pdp(eps) for p in plds[d])),
+            _per_direction(
+                "exact delta, one release (ADP)", lambda d: max(p.delta(eps) for p in plds[d])
+            ),
+            _per_direction(
+                "exact delta, one release (PDP)", lambda d: max(p.delta_pdp(eps) for p in plds[d])
+            ),
         ]
         for conversion, accountant in accountants.items():
             details = accountant.delta_details(eps)
@@ -174,8 +183,13 @@ def audit_pairs(
     else:
         target = check_target_delta("target_delta", target_delta)
         rows += [
-            _per_direction("exact eps, one release (ADP)", lambda d: max(p.epsilon(target) for p in plds[d])),
-            _per_direction("exact eps, one release (PDP)", lambda d: max(p.epsilon_pdp(target) for p in plds[d])),
+            _per_direction(
+                "exact eps, one release (ADP)", lambda d: max(p.epsilon(target) for p in plds[d])
+            ),
+            _per_direction(
+                "exact eps, one release (PDP)",
+                lambda d: max(p.epsilon_pdp(target) for p in plds[d]),
+            ),
         ]
         for conversion, accountant in accountants.items():
             rows.append(
@@ -221,7 +235,11 @@ def audit_additive(
             f"1..{len(pairs)} (x {noise.step:g})"
         )
     report = audit_pairs(
-        pairs, times, epsilon=epsilon, target_delta=target_delta, direction=direction,
+        pairs,
+        times,
+        epsilon=epsilon,
+        target_delta=target_delta,
+        direction=direction,
         shift_note=note,
     )
     if description is not None:

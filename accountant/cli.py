@@ -104,11 +104,17 @@ def _load_noise(args: argparse.Namespace) -> tuple[noise.NoiseDistribution, str]
         if args.pmf_file.endswith(".npy"):
             values = np.load(args.pmf_file, allow_pickle=False)
         else:
-            values = np.loadtxt(args.pmf_file, delimiter="," if args.pmf_file.endswith(".csv") else None)
+            values = np.loadtxt(
+                args.pmf_file, delimiter="," if args.pmf_file.endswith(".csv") else None
+            )
     except (OSError, ValueError) as exc:
-        raise _UsageError(f"accountant audit: error: cannot read --pmf-file {args.pmf_file!r}: {exc}")
+        raise _UsageError(
+            f"accountant audit: error: cannot read --pmf-file {args.pmf_file!r}: {exc}"
+        ) from None
     values = np.ravel(values)
-    return noise.from_array(values, args.step, args.start), f"pmf from {args.pmf_file} (step {args.step:g})"
+    return noise.from_array(
+        values, args.step, args.start
+    ), f"pmf from {args.pmf_file} (step {args.step:g})"
 
 
 def _run_audit(args: argparse.Namespace) -> int:
@@ -130,7 +136,9 @@ def _run_audit(args: argparse.Namespace) -> int:
         report = audit_pairs(
             pair, args.compositions, shift_note="DP-SGD mixture pair (both directions)", **common
         )
-        description = f"DP-SGD with {description}, q {args.sampling_rate:g}, clip {args.sensitivity:g}"
+        description = (
+            f"DP-SGD with {description}, q {args.sampling_rate:g}, clip {args.sensitivity:g}"
+        )
     else:
         report = audit_additive(chosen, args.sensitivity, args.compositions, **common)
         description = f"{description}, sensitivity {args.sensitivity:g}"

@@ -79,8 +79,10 @@ def _check_conversion(instance: Any, attribute: attrs.Attribute, value: str) -> 
 def _as_source(mechanism: Any) -> LogMomentSource:
     if isinstance(mechanism, WorstCasePair):
         return PairLogMoments(mechanism)
-    if isinstance(mechanism, Sequence) and mechanism and all(
-        isinstance(p, WorstCasePair) for p in mechanism
+    if (
+        isinstance(mechanism, Sequence)
+        and mechanism
+        and all(isinstance(p, WorstCasePair) for p in mechanism)
     ):
         return PairLogMoments(tuple(mechanism))
     if isinstance(mechanism, LogMomentSource):
@@ -169,9 +171,11 @@ class ExtendedMA:
             # Every composed finite loss is <= eps: the finite part of delta is exactly 0.
             return DirectionalBound(omega, math.inf, omega, 0.0)
         lam = increasing_root(
-            lambda x: self._log_moment_slope(x, direction)
-            + _log_conversion_slope(x, self.conversion)
-            - eps
+            lambda x: (
+                self._log_moment_slope(x, direction)
+                + _log_conversion_slope(x, self.conversion)
+                - eps
+            )
         )
         lam = min(max(lam, LAMBDA_MIN), LAMBDA_MAX)  # every lambda > 0 gives a valid bound
         log_finite = self._objective(lam, eps, direction)

@@ -39,22 +39,18 @@ __all__ = [
 GRID_TOLERANCE = 1e-9
 
 
-def _frozen_array(value: np.ndarray) -> np.ndarray:
-    array = np.array(value, dtype=np.float64, copy=True)
-    array.setflags(write=False)
-    return array
+# Converters validate before converting, so strings, bools and objects are refused with
+# a message naming the field instead of being coerced by numpy or ``float()``.
+def _checked_pmf(value: object) -> np.ndarray:
+    return check_pmf("pmf", value)  # a read-only float64 copy
 
 
-def _validate_pmf(instance: NoiseDistribution, attribute: attrs.Attribute, value: np.ndarray):
-    check_pmf(attribute.name, value)
+def _checked_step(value: object) -> float:
+    return check_positive_real("step", value)
 
 
-def _validate_step(instance: NoiseDistribution, attribute: attrs.Attribute, value: float):
-    check_positive_real(attribute.name, value)
-
-
-def _validate_start(instance: NoiseDistribution, attribute: attrs.Attribute, value: float):
-    check_finite_real(attribute.name, value)
+def _checked_start(value: object) -> float:
+    return check_finite_real("start", value)
 
 
 @attrs.frozen(eq=False)
@@ -65,9 +61,9 @@ class NoiseDistribution:
     :data:`accountant._checks.MASS_TOLERANCE`; it is stored as a read-only copy.
     """
 
-    pmf: np.ndarray = attrs.field(converter=_frozen_array, validator=_validate_pmf)
-    step: float = attrs.field(converter=float, validator=_validate_step)
-    start: float = attrs.field(converter=float, validator=_validate_start)
+    pmf: np.ndarray = attrs.field(converter=_checked_pmf)
+    step: float = attrs.field(converter=_checked_step)
+    start: float = attrs.field(converter=_checked_start)
 
     @property
     def size(self) -> int:

@@ -114,9 +114,7 @@ class WorstCasePair:
         return cls(a, b, description=f"DP-SGD mixture, q={q:g}, clip {clip:g} ({steps} steps)")
 
 
-def additive_shift_pairs(
-    noise: NoiseDistribution, sensitivity: float
-) -> tuple[WorstCasePair, ...]:
+def additive_shift_pairs(noise: NoiseDistribution, sensitivity: float) -> tuple[WorstCasePair, ...]:
     """The pairs an additive audit must cover for query differences up to ``sensitivity``.
 
     Symmetric noise falling monotonically from 0 needs only the full shift ``m``

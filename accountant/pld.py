@@ -135,7 +135,9 @@ def _shape_like(values: np.ndarray, eps: np.ndarray) -> float | np.ndarray:
     return float(values) if values.ndim == 0 else values
 
 
-def privacy_loss_distribution(pair: WorstCasePair, direction: str = "A/B") -> PrivacyLossDistribution:
+def privacy_loss_distribution(
+    pair: WorstCasePair, direction: str = "A/B"
+) -> PrivacyLossDistribution:
     """The PLD of ``pair`` in ``direction`` ``"A/B"`` (losses ``ln A/B`` under ``A``)
     or ``"B/A"``; losses are computed as ``ln A - ln B`` so no ratio overflows."""
     if not isinstance(pair, WorstCasePair):
@@ -164,7 +166,10 @@ PairOrPairs = WorstCasePair | Sequence[WorstCasePair]
 def _as_pairs(pairs: PairOrPairs) -> tuple[WorstCasePair, ...]:
     if isinstance(pairs, WorstCasePair):
         return (pairs,)
-    result = tuple(pairs)
+    try:
+        result = tuple(pairs)
+    except TypeError:  # not iterable
+        result = ()
     if not result or not all(isinstance(p, WorstCasePair) for p in result):
         raise InvalidInputError(
             "pair must be a WorstCasePair or a non-empty sequence of them, "
@@ -180,7 +185,9 @@ def _directions(direction: str) -> tuple[str, ...]:
 
 def _plds(pairs: PairOrPairs, direction: str) -> list[PrivacyLossDistribution]:
     return [
-        privacy_loss_distribution(pair, d) for pair in _as_pairs(pairs) for d in _directions(direction)
+        privacy_loss_distribution(pair, d)
+        for pair in _as_pairs(pairs)
+        for d in _directions(direction)
     ]
 
 
@@ -202,7 +209,9 @@ def exact_delta_pdp(
     return _maximum(values)
 
 
-def exact_epsilon(pair: PairOrPairs, delta: float, direction: str = "max", *, kind: str = "adp") -> float:
+def exact_epsilon(
+    pair: PairOrPairs, delta: float, direction: str = "max", *, kind: str = "adp"
+) -> float:
     """Smallest eps whose exact single-release delta (``kind`` ``"adp"`` or ``"pdp"``)
     is at most ``delta`` in every requested direction and pair."""
     if kind not in ("adp", "pdp"):

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def composed_arrays(parts: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray]:
+def composed_arrays(
+    parts: list[tuple[np.ndarray, np.ndarray, int]],
+) -> tuple[np.ndarray, np.ndarray]:
     """The composed pair of ``times`` independent releases of each ``(a, b, times)``:
     outcome tuples enumerated by Kronecker products (sizes multiply, keep them small)."""
     a_total = np.ones(1)

@@ -58,13 +58,42 @@ def test_target_delta_gives_epsilons(capsys):
 
 
 def test_other_families_direction_and_dp_sgd(capsys):
-    args = ["audit", "--family", "truncated-laplace", "--scale", "2", "--bound", "10",
-            "--step", "0.5", "--direction", "A/B", "--json"]
+    args = [
+        "audit",
+        "--family",
+        "truncated-laplace",
+        "--scale",
+        "2",
+        "--bound",
+        "10",
+        "--step",
+        "0.5",
+        "--direction",
+        "A/B",
+        "--json",
+    ]
     assert main(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["direction"] == "A/B"
-    assert main(["audit", "--sampling-rate", "0.1", "--sigma", "2", "--bound", "10",
-                 "--step", "0.5", "-n", "64", "--json"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--sampling-rate",
+                "0.1",
+                "--sigma",
+                "2",
+                "--bound",
+                "10",
+                "--step",
+                "0.5",
+                "-n",
+                "64",
+                "--json",
+            ]
+        )
+        == 0
+    )
     payload = json.loads(capsys.readouterr().out)
     assert "DP-SGD" in payload["mechanism"]
     rows = {row["name"]: row for row in payload["rows"]}
@@ -75,8 +104,23 @@ def test_other_families_direction_and_dp_sgd(capsys):
 def test_non_monotone_file_noise_audits_every_shift(tmp_path, capsys):
     path = tmp_path / "noise.npy"
     np.save(path, np.array([0.1, 0.3, 0.1, 0.2, 0.3]))
-    assert main(["audit", "--family", "file", "--pmf-file", str(path), "--step", "0.5",
-                 "--sensitivity", "1", "--json"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "--family",
+                "file",
+                "--pmf-file",
+                str(path),
+                "--step",
+                "0.5",
+                "--sensitivity",
+                "1",
+                "--json",
+            ]
+        )
+        == 0
+    )
     payload = json.loads(capsys.readouterr().out)
     assert "every grid shift 1..2" in payload["shift_invariance"]
 
