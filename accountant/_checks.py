@@ -107,7 +107,7 @@ def check_epsilons(name: str, value: Any) -> np.ndarray:
     bad = ~np.isfinite(array) | (array < 0.0)
     if bad.any():
         first = array.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
-        raise InvalidInputError(f"{name} must be finite and >= 0, got {first!r}")
+        raise InvalidInputError(f"{name} must be finite and >= 0, got {float(first)!r}")
     return array
 
 
@@ -142,11 +142,11 @@ def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np
         raise InvalidInputError(f"{name} must not be empty")
     if not np.isfinite(array).all():
         index = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise InvalidInputError(f"{name} must be finite, got {array[index]!r} at index {index}")
+        raise InvalidInputError(f"{name} must be finite, got {float(array[index])!r} at index {index}")
     if (array < 0.0).any():
         index = int(np.flatnonzero(array < 0.0)[0])
         raise InvalidInputError(
-            f"{name} must be non-negative, got {array[index]!r} at index {index}"
+            f"{name} must be non-negative, got {float(array[index])!r} at index {index}"
         )
     total = math.fsum(array.tolist())
     if abs(total - 1.0) > tolerance:
