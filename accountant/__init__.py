@@ -10,7 +10,7 @@ Data flows one way: noise -> pair -> privacy-loss distribution -> bounds.
 True
 """
 
-from accountant import noise
+from accountant import mechanisms, noise
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -59,6 +59,7 @@ __all__ = [
     "exact_delta",
     "exact_delta_pdp",
     "exact_epsilon",
+    "mechanisms",
     "noise",
     "privacy_loss_distribution",
 ]

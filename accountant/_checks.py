@@ -142,7 +142,9 @@ def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np
         raise InvalidInputError(f"{name} must not be empty")
     if not np.isfinite(array).all():
         index = int(np.flatnonzero(~np.isfinite(array))[0])
-        raise InvalidInputError(f"{name} must be finite, got {float(array[index])!r} at index {index}")
+        raise InvalidInputError(
+            f"{name} must be finite, got {float(array[index])!r} at index {index}"
+        )
     if (array < 0.0).any():
         index = int(np.flatnonzero(array < 0.0)[0])
         raise InvalidInputError(

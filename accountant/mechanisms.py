@@ -20,11 +20,22 @@ from __future__ import annotations
 import math
 
 import attrs
-from scipy.special import erf, erfc, erfcx
 
 from accountant._checks import check_finite_real, check_positive_real
+from accountant._special_functions import (
+    _LOG_SQRT_2PI,
+    _exp_mean_offset,
+    _log1mexp,
+    _log_exp_integral,
+    _log_gauss_mass,
+    _log_upper_gauss_scaled,
+    _logsumexp,
+    _mills,
+    _mills_complement,
+    _narrow_gauss_integrals,
+)
 from accountant.errors import InvalidInputError
-from accountant.noise import truncated_gaussian, truncated_laplace
+from accountant.noise import NoiseDistribution, truncated_gaussian, truncated_laplace
 from accountant.pairs import WorstCasePair
 
 __all__ = [
@@ -38,84 +49,10 @@ __all__ = [
 GAUSSIAN_PAIR_SIGMAS = 40.0
 LAPLACE_PAIR_SCALES = 60.0
 
-_SQRT2 = math.sqrt(2.0)
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
-
-# ---------------------------------------------------------------- numerical helpers
-
-
-def _log1mexp(x: float) -> float:
-    """``ln(1 - e^x)`` for ``x < 0`` (Mächler's two-branch rule)."""
-    if x > -math.log(2.0):
-        return math.log(-math.expm1(x))
-    return math.log1p(-math.exp(x))
-
-
-def _log_upper_gauss_scaled(lo: float, hi: float, width: float) -> float:
-    """``ln[(Phi(hi) - Phi(lo)) e^(lo^2/2)]`` for ``0 <= lo < hi = lo + width``.
-
-    Uses upper tails ``Q(u) e^(u^2/2) = erfcx(u/sqrt 2)/2``, so nothing underflows and
-    the quadratic ``lo^2/2`` is left to the caller to cancel analytically.
-    """
-    log_lo = math.log(float(erfcx(lo / _SQRT2)))
-    log_hi = math.log(float(erfcx(hi / _SQRT2)))
-    return log_lo - math.log(2.0) + _log1mexp(log_hi - log_lo - 0.5 * width * (lo + hi))
-
-
-def _mills(u: float) -> float:
-    """Mills ratio ``M(u) = Q(u)/phi(u) = sqrt(pi/2) erfcx(u/sqrt 2)``."""
-    return math.sqrt(math.pi / 2.0) * float(erfcx(u / _SQRT2))
-
-
-def _mills_complement(u: float) -> float:
-    """``1 - u M(u)`` for ``u >= 0`` (``~ 1/u^2``): directly for ``u < 4``, beyond by the
-    Laplace continued fraction ``M = 1/(u + F)``, ``F = 1/(u + 2/(u + 3/(u + ...)))``,
-    so that ``1 - u M = F/(u + F)`` carries no cancellation (40 terms: < 1e-15)."""
-    if u < 4.0:
-        return 1.0 - u * _mills(u)
-    tail = 0.0
-    for j in range(40, 1, -1):
-        tail = j / (u + tail)
-    f = 1.0 / (u + tail)
-    return f / (u + f)
-
-
-def _log_gauss_mass(lo: float, hi: float, width: float) -> float:
-    """``ln(Phi(hi) - Phi(lo))`` for ``lo < hi = lo + width``, stable for any arguments."""
-    if lo >= 0.0:
-        return _log_upper_gauss_scaled(lo, hi, width) - 0.5 * lo * lo
-    if hi <= 0.0:
-        return _log_upper_gauss_scaled(-hi, -lo, width) - 0.5 * hi * hi
-    tails = 0.5 * (float(erfc(-lo / _SQRT2)) + float(erfc(hi / _SQRT2)))
-    if tails < 0.5:
-        return math.log1p(-tails)
-    return math.log(0.5 * (float(erf(hi / _SQRT2)) + float(erf(-lo / _SQRT2))))
-
-
-def _log_exp_integral(alpha: float, beta: float, lo: float, hi: float) -> float:
-    """``ln ∫_lo^hi e^(alpha x + beta) dx`` for ``lo < hi``, stable for any ``alpha``.
-
-    ``= beta + alpha*edge + ln(width * (1 - e^-z)/z)`` with ``z = |alpha| width`` and
-    ``edge`` the end where the integrand is largest; ``(1 - e^-z)/z`` by ``expm1``,
-    or its series for tiny ``z`` (including ``alpha = 0``).
-    """
-    width = hi - lo
-    z = abs(alpha) * width
-    base = beta + alpha * (hi if alpha > 0.0 else lo) + math.log(width)
-    if z < 1e-8:
-        return base + math.log1p(-z / 2.0 + z * z / 6.0)
-    return base + math.log(-math.expm1(-z) / z)
-
-
-def _exp_mean_fraction(z: float) -> float:
-    """``h(z) = 1/(1 - e^-z) - 1/z``: mean of ``t`` under density ``∝ e^(z t)`` on ``[0, 1]``."""
-    if abs(z) < 1e-2:
-        z2 = z * z
-        return 0.5 + z / 12.0 - z * z2 / 720.0 + z * z2 * z2 / 30240.0
-    if z > 0.0:
-        return 1.0 / -math.expm1(-z) - 1.0 / z
-    return math.exp(z) / math.expm1(z) - 1.0 / z
+def _cover(length: float, step: float) -> float:
+    """The smallest multiple of ``step`` that is ``>= length`` (up to rounding of the ratio)."""
+    return step * max(1, math.ceil(length / step * (1.0 - 1e-12)))
 
 
 def _check_lambda(lam: float) -> float:
@@ -137,28 +74,38 @@ def _positive(name: str):
     return convert
 
 
-def _check_overlap(mechanism: _SymmetricMechanism) -> None:
-    if mechanism.sensitivity >= 2.0 * mechanism.bound:
-        raise InvalidInputError(
-            f"sensitivity must be < 2 * bound = {2.0 * mechanism.bound!r} (else the outputs "
-            f"on neighbouring inputs never overlap), got sensitivity={mechanism.sensitivity!r}"
-        )
-
-
 class _SymmetricMechanism:
-    """Protocol methods shared by the symmetric mechanisms: validate, then delegate."""
+    """Protocol methods shared by the symmetric mechanisms: validate, then delegate to the
+    subclass's ``_gamma(lam)``, ``_slope(lam)``, ``_omega()`` and ``_max_loss()``."""
 
-    def _gamma(self, lam: float) -> float:
-        raise NotImplementedError
+    _name = "mechanism"
 
-    def _slope(self, lam: float) -> float:
-        raise NotImplementedError
+    def __attrs_post_init__(self) -> None:
+        bound = getattr(self, "bound", math.inf)
+        if self.sensitivity >= 2.0 * bound:
+            raise InvalidInputError(
+                f"sensitivity must be < 2 * bound = {2.0 * bound!r} (else the outputs on "
+                f"neighbouring inputs never overlap), got sensitivity={self.sensitivity!r}"
+            )
+
+    @property
+    def description(self) -> str:
+        """E.g. ``"truncated Gaussian (sigma=100, bound=500), sensitivity 1"``."""
+        fields = [f.name for f in attrs.fields(type(self)) if f.name != "sensitivity"]
+        shown = ", ".join(f"{name}={getattr(self, name):g}" for name in fields)
+        return f"{self._name} ({shown}), sensitivity {self.sensitivity:g}"
 
     def _omega(self) -> float:
         return 0.0
 
-    def _max_loss(self) -> float:
-        raise NotImplementedError
+    def pair(self, step: float) -> WorstCasePair:
+        """The grid discretisation: the :mod:`accountant.noise` family on ``[-bound, bound]``
+        (``bound`` and ``sensitivity`` whole numbers of ``step``), shifted by the sensitivity.
+        Untruncated noise is cut at the smallest multiple of ``step`` covering
+        ``GAUSSIAN_PAIR_SIGMAS = 40`` sigmas (mass beyond ``< e^-800``) or
+        ``LAPLACE_PAIR_SCALES = 60`` scales (mass beyond ``e^-60 ≈ 9e-27``)."""
+        step = check_positive_real("step", step)
+        return WorstCasePair.additive(self._noise(step), self.sensitivity)
 
     def log_moment(self, lam: float, direction: str) -> float:
         """``Gamma_lambda`` (equal in both directions by symmetry)."""
@@ -171,9 +118,10 @@ class _SymmetricMechanism:
         return self._slope(_check_lambda(lam))
 
     def distinguishing_mass(self, direction: str) -> float:
-        """``omega``: the A-mass where ``B`` has no density."""
+        """``omega``: the A-mass where ``B`` has no density; near 1 as ``1 - e^Gamma_0``."""
         _check_direction(direction)
-        return self._omega()
+        omega = self._omega()
+        return omega if omega <= 0.5 else -math.expm1(self._gamma(0.0))
 
     def max_finite_loss(self, direction: str) -> float:
         """Supremum of the finite privacy losses."""
@@ -193,12 +141,9 @@ class GaussianMechanism(_SymmetricMechanism):
     (Mironov 2017, Rényi DP of order ``alpha = lambda + 1``; SPEC section 3).
     """
 
+    _name = "Gaussian"
     sigma: float = attrs.field(converter=_positive("sigma"))
     sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
-
-    @property
-    def description(self) -> str:
-        return f"Gaussian (sigma={self.sigma:g}), sensitivity {self.sensitivity:g}"
 
     def _rate(self) -> float:
         return self.sensitivity**2 / (2.0 * self.sigma**2)
@@ -212,13 +157,8 @@ class GaussianMechanism(_SymmetricMechanism):
     def _max_loss(self) -> float:
         return math.inf
 
-    def pair(self, step: float) -> WorstCasePair:
-        """Grid discretisation, cut at the smallest multiple of ``step`` covering
-        ``GAUSSIAN_PAIR_SIGMAS = 40`` sigmas (mass beyond: ``< e^-800``); ``sensitivity``
-        must be a whole number of steps."""
-        step = check_positive_real("step", step)
-        bound = step * math.ceil(GAUSSIAN_PAIR_SIGMAS * self.sigma / step)
-        return WorstCasePair.additive(truncated_gaussian(self.sigma, bound, step), self.sensitivity)
+    def _noise(self, step: float) -> NoiseDistribution:
+        return truncated_gaussian(self.sigma, _cover(GAUSSIAN_PAIR_SIGMAS * self.sigma, step), step)
 
 
 @attrs.frozen
@@ -232,12 +172,9 @@ class LaplaceMechanism(_SymmetricMechanism):
     ``omega = 0``, ``sup L = t``.
     """
 
+    _name = "Laplace"
     scale: float = attrs.field(converter=_positive("scale"))
     sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
-
-    @property
-    def description(self) -> str:
-        return f"Laplace (scale={self.scale:g}), sensitivity {self.sensitivity:g}"
 
     def _gamma(self, lam: float) -> float:
         t = self.sensitivity / self.scale
@@ -254,13 +191,8 @@ class LaplaceMechanism(_SymmetricMechanism):
     def _max_loss(self) -> float:
         return self.sensitivity / self.scale
 
-    def pair(self, step: float) -> WorstCasePair:
-        """Grid discretisation, cut at the smallest multiple of ``step`` covering
-        ``LAPLACE_PAIR_SCALES = 60`` scales (mass beyond: ``e^-60 ≈ 9e-27``);
-        ``sensitivity`` must be a whole number of steps."""
-        step = check_positive_real("step", step)
-        bound = step * math.ceil(LAPLACE_PAIR_SCALES * self.scale / step)
-        return WorstCasePair.additive(truncated_laplace(self.scale, bound, step), self.sensitivity)
+    def _noise(self, step: float) -> NoiseDistribution:
+        return truncated_laplace(self.scale, _cover(LAPLACE_PAIR_SCALES * self.scale, step), step)
 
 
 # ---------------------------------------------------------------- truncated noise
@@ -271,8 +203,8 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
     """Gaussian density restricted to ``[-r, r]`` and renormalised by
     ``Z = Phi(r/sigma) - Phi(-r/sigma)`` (paper, Example "Truncated Gaussian Noise",
     continuous version), sensitivity ``s < 2r``. On the overlap ``[s-r, r]``,
-    ``a^(1+lambda) b^(-lambda) = e^(lambda(lambda+1)s^2/(2sigma^2)) phi((x+lambda s)/sigma)/(sigma Z)``,
-    hence with ``u1 = (r + lambda s)/sigma``, ``u2 = (s - r + lambda s)/sigma``::
+    ``a^(1+lambda) b^(-lambda) = e^(lambda(lambda+1)s^2/(2sigma^2)) phi((x + lambda s)/sigma)
+    / (sigma Z)``, hence with ``u1 = (r + lambda s)/sigma``, ``u2 = (s - r + lambda s)/sigma``::
 
         Gamma_lambda = lambda(lambda+1) s^2/(2 sigma^2) + ln[Phi(u1) - Phi(u2)] - ln Z,
         omega        = [Phi((s-r)/sigma) - Phi(-r/sigma)] / Z,
@@ -285,19 +217,10 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
     ``sup L - (s/sigma) [(phi(u2) - phi(u1))/(Phi(u1) - Phi(u2)) - u2]``.
     """
 
+    _name = "truncated Gaussian"
     sigma: float = attrs.field(converter=_positive("sigma"))
     bound: float = attrs.field(converter=_positive("bound"))
     sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
-
-    def __attrs_post_init__(self) -> None:
-        _check_overlap(self)
-
-    @property
-    def description(self) -> str:
-        return (
-            f"truncated Gaussian (sigma={self.sigma:g}, bound={self.bound:g}), "
-            f"sensitivity {self.sensitivity:g}"
-        )
 
     def _log_z(self) -> float:
         r = self.bound / self.sigma
@@ -307,8 +230,24 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
         s, r, sigma = self.sensitivity, self.bound, self.sigma
         return (r + lam * s) / sigma, (s - r + lam * s) / sigma, (2.0 * r - s) / sigma
 
+    def _narrow(self, lam: float) -> tuple[float, float] | None:
+        """For a narrow overlap, where the forms below cancel: with ``m = (u1 + u2)/2`` and
+        ``tau = (x + lambda s)/sigma - m`` on ``[-w/2, w/2]``, ``Phi(u1) - Phi(u2) = phi(m) I0``
+        and the slope is ``E_w[L] = (s/sigma) E[-tau] = (s/sigma) I1/I0`` (see
+        :func:`_narrow_gauss_integrals`). Returns ``(ln I0, slope)`` or ``None``."""
+        u1, u2, width = self._arguments(lam)
+        integrals = _narrow_gauss_integrals(0.5 * (u1 + u2), 0.5 * width)
+        if integrals is None:
+            return None
+        slope = self.sensitivity / self.sigma * integrals[1] / integrals[0]
+        return math.log(integrals[0]), slope
+
     def _gamma(self, lam: float) -> float:
         u1, u2, width = self._arguments(lam)
+        narrow = self._narrow(lam)
+        if narrow is not None:  # lambda(lambda+1)s^2/(2sigma^2) - m^2/2 = -s^2/(8 sigma^2)
+            quadratic = -(self.sensitivity**2) / (8.0 * self.sigma**2) - _LOG_SQRT_2PI
+            return quadratic + narrow[0] - self._log_z()
         if u2 >= 0.0:
             offset = (self.sensitivity - self.bound) ** 2 / (2.0 * self.sigma**2)
             log_mass = _log_upper_gauss_scaled(u2, u1, width)
@@ -317,6 +256,9 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
         return quadratic + _log_gauss_mass(u2, u1, width) - self._log_z()
 
     def _slope(self, lam: float) -> float:
+        narrow = self._narrow(lam)
+        if narrow is not None:
+            return narrow[1]
         u1, u2, width = self._arguments(lam)
         if u2 >= 0.0:
             # excess = (phi(u2) - phi(u1))/(Phi(u1) - Phi(u2)) - u2; numerator and denominator
@@ -342,10 +284,8 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
         s = self.sensitivity
         return s * (2.0 * self.bound - s) / (2.0 * self.sigma**2)
 
-    def pair(self, step: float) -> WorstCasePair:
-        """Grid discretisation (``bound`` and ``sensitivity`` whole numbers of steps)."""
-        noise = truncated_gaussian(self.sigma, self.bound, step)
-        return WorstCasePair.additive(noise, self.sensitivity)
+    def _noise(self, step: float) -> NoiseDistribution:
+        return truncated_gaussian(self.sigma, self.bound, step)
 
 
 @attrs.frozen
@@ -362,41 +302,36 @@ class TruncatedLaplaceMechanism(_SymmetricMechanism):
     so ``Gamma_lambda = ln sum_pieces ∫ e^(alpha x + beta) dx - ln(2bZ)`` in closed
     form, and ``dGamma/dlambda = sum_p w_p (alpha'_p E_p[x] + beta'_p)`` (differentiating
     under the integral; ``w_p`` the pieces' shares, ``E_p`` the mean under ``e^(alpha x)``
-    on the piece). ``omega`` = A-mass of ``[-r, s-r)``; ``sup L = L(s-r) = (r - |s-r|)/b``.
+    on the piece). ``omega`` = A-mass of ``[-r, s-r)``; ``sup L = L(s-r) = min(s, 2r-s)/b``.
     """
 
+    _name = "truncated Laplace"
     scale: float = attrs.field(converter=_positive("scale"))
     bound: float = attrs.field(converter=_positive("bound"))
     sensitivity: float = attrs.field(default=1.0, converter=_positive("sensitivity"))
-
-    def __attrs_post_init__(self) -> None:
-        _check_overlap(self)
-
-    @property
-    def description(self) -> str:
-        return (
-            f"truncated Laplace (scale={self.scale:g}, bound={self.bound:g}), "
-            f"sensitivity {self.sensitivity:g}"
-        )
 
     def _log_norm(self) -> float:
         """``ln(2bZ)``."""
         return math.log(2.0 * self.scale) + _log1mexp(-self.bound / self.scale)
 
     def _pieces(self, lam: float) -> list[tuple[float, float, float, float, float, float]]:
-        """``(alpha, beta, lo, hi, dalpha/dlambda, dbeta/dlambda)`` of the non-empty pieces."""
+        """``(alpha, beta, lo, hi, dalpha/dlambda, L(midpoint))`` of the non-empty pieces.
+
+        ``dbeta/dlambda + dalpha/dlambda * midpoint`` is the loss at the midpoint, exactly
+        ``s/b``, ``0`` (the middle piece is always centred on ``s/2``) and ``-s/b``.
+        """
         s, r, b = self.sensitivity, self.bound, self.scale
         rise = lam * s / b
         candidates = (
             (1.0 / b, rise, -math.inf, 0.0, 0.0, s / b),
-            (-(2.0 * lam + 1.0) / b, rise, 0.0, s, -2.0 / b, s / b),
+            (-(2.0 * lam + 1.0) / b, rise, 0.0, s, -2.0 / b, 0.0),
             (-1.0 / b, -rise, s, math.inf, 0.0, -s / b),
         )
         pieces = []
-        for alpha, beta, lo, hi, d_alpha, d_beta in candidates:
+        for alpha, beta, lo, hi, d_alpha, mid_loss in candidates:
             lo, hi = max(lo, s - r), min(hi, r)
             if hi > lo:
-                pieces.append((alpha, beta, lo, hi, d_alpha, d_beta))
+                pieces.append((alpha, beta, lo, hi, d_alpha, mid_loss))
         return pieces
 
     def _gamma(self, lam: float) -> float:
@@ -409,9 +344,10 @@ class TruncatedLaplaceMechanism(_SymmetricMechanism):
         top = max(logs)
         shares = [math.exp(v - top) for v in logs]  # normalised below, not via ln(sum)
         slope = 0.0
-        for share, (alpha, _, lo, hi, d_alpha, d_beta) in zip(shares, pieces, strict=True):
-            mean = lo + (hi - lo) * _exp_mean_fraction(alpha * (hi - lo))
-            slope += share * (d_alpha * mean + d_beta)
+        for share, (alpha, _, lo, hi, d_alpha, mid_loss) in zip(shares, pieces, strict=True):
+            # alpha' E[x] + beta' = L(mid) + alpha' (E[x] - mid)
+            width = hi - lo
+            slope += share * (mid_loss + d_alpha * width * _exp_mean_offset(alpha * width))
         max_loss = self._max_loss()
         return min(max(slope / math.fsum(shares), -max_loss), max_loss)
 
@@ -424,14 +360,7 @@ class TruncatedLaplaceMechanism(_SymmetricMechanism):
         return math.exp(_logsumexp(logs) - self._log_norm())
 
     def _max_loss(self) -> float:
-        return (self.bound - abs(self.sensitivity - self.bound)) / self.scale
+        return min(self.sensitivity, 2.0 * self.bound - self.sensitivity) / self.scale
 
-    def pair(self, step: float) -> WorstCasePair:
-        """Grid discretisation (``bound`` and ``sensitivity`` whole numbers of steps)."""
-        noise = truncated_laplace(self.scale, self.bound, step)
-        return WorstCasePair.additive(noise, self.sensitivity)
-
-
-def _logsumexp(values: list[float]) -> float:
-    top = max(values)
-    return top + math.log(math.fsum(math.exp(v - top) for v in values))
+    def _noise(self, step: float) -> NoiseDistribution:
+        return truncated_laplace(self.scale, self.bound, step)
