@@ -53,6 +53,19 @@ class PrivacyLossDistribution:
     distinguishing_mass: float
     impossible_mass_b: float
 
+    def reversed(self) -> PrivacyLossDistribution:
+        """The other direction of the same pair: losses ``-L`` with the masses swapped, and
+        distinguishing mass ``impossible_mass_b``."""
+        order = slice(None, None, -1)
+        return PrivacyLossDistribution(
+            losses=-self.losses[order],
+            mass_a=self.mass_b[order],
+            mass_b=self.mass_a[order],
+            log_mass_a=np.log(self.mass_b[order]),
+            distinguishing_mass=self.impossible_mass_b,
+            impossible_mass_b=self.distinguishing_mass,
+        )
+
     @property
     def max_finite_loss(self) -> float:
         """Largest finite loss, ``-inf`` if there is none."""

@@ -1,0 +1,136 @@
+"""Single releases as the engine sees them: loss statistics (to choose bucket width and
+placement) and the bucketing itself, per direction.
+
+:class:`PLDRelease` covers pairs and user PLDs; analytic mechanisms provide the same
+interface from CDFs (:mod:`accountant.buckets.analytic`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import attrs
+import numpy as np
+
+from accountant.buckets.bucketed import BucketedPLD, bucket_pld
+from accountant.pld import PrivacyLossDistribution
+
+__all__ = ["LossStatistics", "PLDRelease", "ReleaseSource", "lattice_spacing"]
+
+#: Losses count as a lattice when every ``(L - L_0) / g`` is this close to an integer.
+LATTICE_TOLERANCE = 1e-7
+
+
+@attrs.frozen
+class LossStatistics:
+    """Finite losses of one release under A: mean, variance (of the normalised finite
+    part), the range holding all but ``tail_mass`` of the A-mass, and a lattice.
+
+    ``lattice`` is the spacing ``g`` of a lattice ``anchor + k g`` holding every
+    finite loss (``0.0`` for a single loss value, ``None`` for no lattice).
+    """
+
+    mean: float
+    variance: float
+    low: float
+    high: float
+    anchor: float
+    lattice: float | None
+
+
+class ReleaseSource(Protocol):
+    """One release in both directions, as the engine needs it."""
+
+    description: str
+
+    def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
+        """Loss statistics in ``direction`` ("A/B" or "B/A")."""
+        ...
+
+    def bucket(self, direction: str, width: float, anchor: float, tail_mass: float) -> BucketedPLD:
+        """Buckets of ``width`` with upper edges at ``anchor + J width``."""
+        ...
+
+    def same_directions(self) -> bool:
+        """Whether both directions have identical PLDs (compose once, use twice)."""
+        ...
+
+
+def lattice_spacing(losses: np.ndarray) -> float | None:
+    """The spacing ``g`` of the coarsest lattice ``L_0 + k g`` holding all ``losses``
+    (sorted), ``0.0`` for a single value, ``None`` when there is no such lattice."""
+    unique = np.unique(losses)
+    if unique.size <= 1:
+        return 0.0
+    gaps = np.diff(unique)
+    scale = max(1.0, float(np.max(np.abs(unique))))
+    gaps = gaps[gaps > 1e-12 * scale]
+    if gaps.size == 0:
+        return 0.0
+    spacing = float(np.min(gaps))
+    # refine the spacing over the whole range (the smallest gap carries rounding error)
+    spacing = float(unique[-1] - unique[0]) / round(float(unique[-1] - unique[0]) / spacing)
+    steps = (unique - unique[0]) / spacing
+    if np.max(np.abs(steps - np.round(steps))) > LATTICE_TOLERANCE * max(1.0, float(steps[-1])):
+        return None
+    return spacing
+
+
+def pld_statistics(pld: PrivacyLossDistribution, tail_mass: float) -> LossStatistics:
+    """:class:`LossStatistics` of a PLD (masses of the finite part, normalised)."""
+    if pld.losses.size == 0:
+        return LossStatistics(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    total = float(np.sum(pld.mass_a))
+    weights = pld.mass_a / total
+    mean = float(np.dot(weights, pld.losses))
+    variance = float(np.dot(weights, (pld.losses - mean) ** 2))
+    head = np.cumsum(pld.mass_a)
+    low_index = min(int(np.searchsorted(head, tail_mass, side="right")), pld.losses.size - 1)
+    tail = np.cumsum(pld.mass_a[::-1])
+    high_index = (
+        pld.losses.size
+        - 1
+        - min(int(np.searchsorted(tail, tail_mass, side="right")), pld.losses.size - 1)
+    )
+    low = float(pld.losses[low_index])
+    high = float(max(pld.losses[high_index], low))
+    return LossStatistics(
+        mean=mean,
+        variance=variance,
+        low=low,
+        high=high,
+        anchor=float(pld.losses[np.argmax(pld.mass_a)]),
+        lattice=lattice_spacing(pld.losses),
+    )
+
+
+class PLDRelease:
+    """A release given by its privacy-loss distribution (both directions)."""
+
+    def __init__(self, a_over_b: PrivacyLossDistribution, description: str = "pld"):
+        self._plds = {"A/B": a_over_b, "B/A": a_over_b.reversed()}
+        self.description = description
+
+    def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
+        return pld_statistics(self._plds[direction], tail_mass)
+
+    def bucket(self, direction: str, width: float, anchor: float, tail_mass: float) -> BucketedPLD:
+        return bucket_pld(self._plds[direction], width, anchor, tail_mass)
+
+    def same_directions(self) -> bool:
+        first, second = self._plds["A/B"], self._plds["B/A"]
+        return (
+            first.distinguishing_mass == second.distinguishing_mass
+            and np.array_equal(first.losses, second.losses)
+            and np.array_equal(first.mass_a, second.mass_a)
+            and np.array_equal(first.mass_b, second.mass_b)
+        )
+
+
+def estimated_span(stats: list[tuple[LossStatistics, int]]) -> float:
+    """A generous estimate of the loss range the composition occupies after tail cuts."""
+    deviation = math.sqrt(sum(n * s.variance for s, n in stats))
+    total_range = sum(n * (s.high - s.low) for s, n in stats)
+    widest = max((s.high - s.low for s, _ in stats), default=0.0)
+    return min(total_range, 30.0 * deviation + widest) + widest
