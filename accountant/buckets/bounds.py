@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from accountant.buckets._kernels import adp_scan, pdp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 
@@ -32,10 +34,13 @@ def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
     return max(0.0, omega * (1.0 - margin)), min(1.0, omega * (1.0 + margin))
 
 
-def adp_interval(pld: BucketedPLD, eps: float) -> tuple[float, float, float]:
+def adp_interval(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[float, float, float]:
     """``(lower, upper, bucketing_gap)`` of the ADP delta of ``pld`` at ``eps``; the gap is the
-    part of ``upper - lower`` due to straddling buckets (what a finer width improves)."""
-    low_edges, high_edges = pld.edges()
+    part of ``upper - lower`` due to straddling buckets (what a finer width improves).
+    ``edges`` may pass precomputed :meth:`BucketedPLD.edges` for repeated calls."""
+    low_edges, high_edges = pld.edges() if edges is None else edges
     upper_sum, upper_a_only, lower_sum, counted_a, counted = adp_scan(
         pld.mass_a, pld.mass_b, low_edges, high_edges, eps
     )
@@ -52,9 +57,11 @@ def adp_interval(pld: BucketedPLD, eps: float) -> tuple[float, float, float]:
     return lower, upper, max(0.0, upper_sum - lower_sum)
 
 
-def pdp_interval(pld: BucketedPLD, eps: float) -> tuple[float, float]:
+def pdp_interval(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[float, float]:
     """``(lower, upper)`` of the PDP delta ``P_A[L > eps]`` (``+inf`` losses included)."""
-    low_edges, high_edges = pld.edges()
+    low_edges, high_edges = pld.edges() if edges is None else edges
     possibly, surely, counted = pdp_scan(pld.mass_a, low_edges, high_edges, eps)
     error = pld.relative_error * possibly + math.sqrt(counted) * pld.error_a
     omega_low, omega_high = _omega_bounds(pld)

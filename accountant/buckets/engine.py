@@ -20,12 +20,14 @@ from accountant._checks import (
     check_epsilons,
     check_positive_int,
     check_positive_real,
+    check_target_delta,
 )
 from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bounds import adp_interval, pdp_interval
 from accountant.buckets.bucketed import BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
-from accountant.buckets.results import Bounds
+from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.results import Bounds, EpsilonBounds
 from accountant.buckets.sources import PLDRelease, ReleaseSource, estimated_span
 from accountant.errors import CertificationWarning, InvalidInputError
 from accountant.pairs import WorstCasePair
@@ -117,6 +119,8 @@ class PrivacyBuckets:
     # -- choosing the width -------------------------------------------------------------
 
     def _initial_width(self, direction: str) -> float:
+        if ("width", direction) in self._cache:
+            return self._cache[("width", direction)]
         stats = [
             (c.release.statistics(direction, self.tail_mass), c.times) for c in self.components
         ]
@@ -198,11 +202,12 @@ class PrivacyBuckets:
         for d in _directions(direction):
             pld = self._composed_within_budget(d, widths[d])
             widths[d] = pld.width
+            edges = pld.edges()
             for k, e in enumerate(eps):
                 if kind == "ADP":
-                    low, high, bucketing = adp_interval(pld, float(e))
+                    low, high, bucketing = adp_interval(pld, float(e), edges)
                 else:
-                    low, high = pdp_interval(pld, float(e))
+                    low, high = pdp_interval(pld, float(e), edges)
                     bucketing = high - low
                 if high >= upper[k]:
                     gap[k] = bucketing
@@ -230,6 +235,7 @@ class PrivacyBuckets:
             factor = max(0.125, 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst]))
             widths = {d: w * factor for d, w in widths.items()}
             lower, upper, gap = self._intervals(flat, direction, kind, widths)
+            self._cache.update({("width", d): w for d, w in widths.items()})
         achieved = _relative_bracket(lower, upper)
         if achieved > self.accuracy:
             warnings.warn(
@@ -249,6 +255,36 @@ class PrivacyBuckets:
             accuracy=self.accuracy,
             achieved_accuracy=achieved,
             bucket_width=max(widths.values()),
+        )
+
+    def epsilon(self, delta: float, direction: str = "max", kind: str = "ADP") -> EpsilonBounds:
+        """Certified bounds on the smallest eps with delta(eps) <= ``delta`` (``kind``
+        ``"ADP"`` or ``"PDP"``). Raises :class:`~accountant.errors.InfeasibleTargetError`
+        when even the largest eps the buckets cover cannot reach ``delta``."""
+        target = check_target_delta("delta", delta)
+        direction = check_direction("direction", direction)
+        if kind not in ("ADP", "PDP"):
+            raise InvalidInputError(f"kind must be 'ADP' or 'PDP', got {kind!r}")
+        for attempt in range(2):
+            lower, upper = 0.0, 0.0
+            for d in _directions(direction):
+                pld = self._composed_within_budget(d, self._initial_width(d))
+                low, high = epsilon_interval(pld, target, kind)
+                lower, upper = max(lower, low), max(upper, high)
+            if attempt or upper - lower <= self.accuracy * upper or kind == "PDP":
+                break
+            with warnings.catch_warnings():  # refine the widths around the answer
+                warnings.simplefilter("ignore", CertificationWarning)
+                self._query(upper, direction, kind)
+        return EpsilonBounds(
+            lower=lower,
+            upper=upper,
+            delta=target,
+            kind=kind,
+            direction=direction,
+            releases=self.releases,
+            accuracy=self.accuracy,
+            bucket_width=max(self._initial_width(d) for d in _directions(direction)),
         )
 
 
