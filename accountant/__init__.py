@@ -11,6 +11,7 @@ True
 """
 
 from accountant import mechanisms, noise
+from accountant.buckets import Bounds, EpsilonBounds, PrivacyBuckets
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -40,8 +41,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AccountantError",
+    "Bounds",
     "CertificationWarning",
     "DirectionalBound",
+    "EpsilonBounds",
     "ExtendedMA",
     "InfeasibleTargetError",
     "InvalidInputError",
@@ -51,6 +54,7 @@ __all__ = [
     "NoiseDistribution",
     "PairGradient",
     "PairLogMoments",
+    "PrivacyBuckets",
     "PrivacyLossDistribution",
     "ShiftInvarianceWarning",
     "WorstCasePair",

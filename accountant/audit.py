@@ -22,6 +22,7 @@ from accountant._checks import (
     check_positive_int,
     check_target_delta,
 )
+from accountant.buckets import PrivacyBuckets
 from accountant.moments import CONVERSIONS, ExtendedMA
 from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair, additive_shift_pairs
@@ -198,6 +199,10 @@ def audit_pairs(
                     lambda d, a=accountant: a.epsilon(target, d),
                 )
             )
+    if len(pair_list) == 1:
+        rows += _privacy_bucket_rows(pair_list[0], times, epsilon, target_delta)
+    else:
+        shift_note += "; PrivacyBuckets rows omitted (no single composed PLD for mixed shifts)"
     description = pair_list[0].description if len(pair_list) == 1 else shift_note
     return AuditReport(
         description=description,
@@ -208,6 +213,28 @@ def audit_pairs(
         shift_note=shift_note,
         rows=tuple(rows),
     )
+
+
+def _privacy_bucket_rows(
+    pair: WorstCasePair, times: int, epsilon: float | None, target_delta: float | None
+) -> list[AuditRow]:
+    """Certified PrivacyBuckets rows: ADP lower/upper and PDP lower/upper (or eps bounds)."""
+    buckets = PrivacyBuckets().compose(pair, times=times)
+    label = f"PrivacyBuckets {{}}, n = {times}"
+    if epsilon is not None:
+        adp = {d: buckets.delta(epsilon, d) for d in _DIRECTIONS}
+        pdp = {d: buckets.delta_pdp(epsilon, d) for d in _DIRECTIONS}
+        return [
+            _per_direction(label.format("ADP delta lower"), lambda d: adp[d].lower),
+            _per_direction(label.format("ADP delta upper"), lambda d: adp[d].upper),
+            _per_direction(label.format("PDP delta lower"), lambda d: pdp[d].lower),
+            _per_direction(label.format("PDP delta upper"), lambda d: pdp[d].upper),
+        ]
+    eps = {d: buckets.epsilon(target_delta, d) for d in _DIRECTIONS}
+    return [
+        _per_direction(label.format("ADP eps lower"), lambda d: eps[d].lower),
+        _per_direction(label.format("ADP eps upper"), lambda d: eps[d].upper),
+    ]
 
 
 def _per_direction(name: str, compute) -> AuditRow:

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
@@ -19,8 +20,9 @@ import numpy as np
 
 from accountant import noise
 from accountant.audit import audit_additive, audit_pairs
-from accountant.errors import AccountantError
-from accountant.pairs import WorstCasePair
+from accountant.errors import AccountantError, CertificationWarning, ShiftInvarianceWarning
+from accountant.pairs import WorstCasePair, additive_shift_pairs
+from accountant.plotting import plot_delta_curves
 
 __all__ = ["build_parser", "main"]
 
@@ -77,6 +79,12 @@ def _add_audit(subparsers) -> None:
     query.add_argument("--target-delta", type=float, default=None, help="find eps for delta")
     audit.add_argument("--direction", choices=("max", "A/B", "B/A"), default="max")
     audit.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    audit.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        default=None,
+        help="also draw the delta(eps) curves with their bounds (needs the [plot] extra)",
+    )
     audit.set_defaults(func=_run_audit)
 
 
@@ -124,34 +132,49 @@ def _run_audit(args: argparse.Namespace) -> int:
             "accountant audit: error: argument -n/--compositions: must be a positive integer, "
             f"got {args.compositions}"
         )
+    if args.plot is not None and not args.plot.lower().endswith(".png"):
+        raise _UsageError(
+            f"accountant audit: error: --plot must name a .png file, got {args.plot!r}"
+        )
     epsilon = args.epsilon if args.epsilon is not None or args.target_delta is not None else 0.3
     chosen, description = _load_noise(args)
-    common = {
-        "epsilon": epsilon,
-        "target_delta": args.target_delta,
-        "direction": args.direction,
-    }
-    if args.sampling_rate is not None:
-        pair = WorstCasePair.subsampled(chosen, args.sampling_rate, args.sensitivity)
-        report = audit_pairs(
-            pair, args.compositions, shift_note="DP-SGD mixture pair (both directions)", **common
-        )
-        description = (
-            f"DP-SGD with {description}, q {args.sampling_rate:g}, clip {args.sensitivity:g}"
-        )
-    else:
-        report = audit_additive(chosen, args.sensitivity, args.compositions, **common)
-        description = f"{description}, sensitivity {args.sensitivity:g}"
+    common = {"epsilon": epsilon, "target_delta": args.target_delta, "direction": args.direction}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CertificationWarning)
+        warnings.simplefilter("always", ShiftInvarianceWarning)
+        if args.sampling_rate is not None:
+            pairs = WorstCasePair.subsampled(chosen, args.sampling_rate, args.sensitivity)
+            report = audit_pairs(
+                pairs,
+                args.compositions,
+                shift_note="DP-SGD mixture pair (both directions)",
+                **common,
+            )
+            description = (
+                f"DP-SGD with {description}, q {args.sampling_rate:g}, clip {args.sensitivity:g}"
+            )
+        else:
+            pairs = additive_shift_pairs(chosen, args.sensitivity)
+            report = audit_additive(chosen, args.sensitivity, args.compositions, **common)
+            description = f"{description}, sensitivity {args.sensitivity:g}"
+        if args.plot is not None:
+            plot_delta_curves(pairs, args.compositions, args.plot, title=description)
+    notes = sorted({str(w.message) for w in caught})
     elapsed = time.perf_counter() - started
     if args.json:
         payload = report.to_dict()
         payload["mechanism"] = description
+        payload["notes"] = notes
         payload["seconds"] = elapsed
         print(json.dumps(payload, indent=2))
     else:
         table = report.format_table().splitlines()
         table[0] = f"mechanism: {description}"
         print("\n".join(table))
+        for note in notes:
+            print(f"note: {note}")
+        if args.plot is not None:
+            print(f"plot written to {args.plot}")
         print(f"\n(computed in {elapsed:.2f} s)")
     return 0
 
@@ -185,6 +208,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
+        return 2
+    except ImportError as exc:  # an optional extra is missing
+        print(f"accountant: error: {exc}", file=sys.stderr)
         return 2
     except (AccountantError, ValueError) as exc:
         print(f"accountant: error: {exc}", file=sys.stderr)
