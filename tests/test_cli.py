@@ -160,3 +160,30 @@ def test_infeasible_target_is_a_clean_error():
     result = run("audit", "--sigma", "1", "--bound", "2", "--target-delta", "1e-9", "-n", "100")
     assert result.returncode == 2
     assert "distinguishing mass" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_audit_reports_certified_privacy_buckets_rows(capsys):
+    assert main(["audit", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    lower = rows["PrivacyBuckets ADP delta lower, n = 128"]["reported"]
+    upper = rows["PrivacyBuckets ADP delta upper, n = 128"]["reported"]
+    tight = rows["Extended MA delta, tight conversion, n = 128"]["reported"]
+    assert 0 < lower <= upper <= tight
+    assert (upper - lower) / upper <= 1e-4
+    pdp_lower = rows["PrivacyBuckets PDP delta lower, n = 128"]["reported"]
+    assert pdp_lower >= lower  # PDP counts every outcome above eps in full
+
+
+def test_plot_writes_a_png(tmp_path):
+    path = tmp_path / "curves.png"
+    result = run(
+        "audit", "--sigma", "2", "--bound", "10", "--step", "0.5", "-n", "8", "--plot", str(path)
+    )
+    assert result.returncode == 0, result.stderr
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot written to {path}" in result.stdout
+
+
+def test_plot_needs_png_name():
+    result = run("audit", "--plot", "curves.pdf")
+    assert result.returncode == 2 and "--plot" in result.stderr
