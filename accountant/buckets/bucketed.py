@@ -21,9 +21,16 @@ import math
 import attrs
 import numpy as np
 
+from accountant.buckets.tails import TailMoments, chernoff_window
 from accountant.pld import PrivacyLossDistribution
 
-__all__ = ["BucketedPLD", "bucket_pld", "trim_tails"]
+__all__ = [
+    "BucketedPLD",
+    "bucket_pld",
+    "cut_to_chernoff_window",
+    "merge_tail_moments",
+    "trim_tails",
+]
 
 #: Unit roundoff of float64.
 UNIT_ROUNDOFF = 2.0**-53
@@ -49,6 +56,7 @@ class BucketedPLD:
     error_a: float = 0.0
     error_b: float = 0.0
     releases: int = 1
+    tail_moments: tuple = ()
 
     @property
     def distinguishing_mass(self) -> float:
@@ -108,7 +116,7 @@ def bucket_pld(
     mass_b = np.bincount(index - first, weights=pld.mass_b[low_cut:high_cut], minlength=count)
     # Each bucket sum of non-negative terms has relative error <= (terms) * u.
     terms = int(np.max(np.bincount(index - first))) if losses.size else 1
-    return BucketedPLD(
+    bucketed = BucketedPLD(
         width=width,
         first_index=first,
         mass_a=mass_a,
@@ -119,6 +127,9 @@ def bucket_pld(
         lost_a=lost * (1.0 + 4.0 * UNIT_ROUNDOFF * pld.losses.size),
         relative_error=1.01 * terms * UNIT_ROUNDOFF,
     )
+    low_edges, high_edges = bucketed.edges()
+    moments = TailMoments.of(mass_a, low_edges, high_edges)
+    return attrs.evolve(bucketed, tail_moments=((moments, 1),))
 
 
 def _tail_cut_positions(mass: np.ndarray, tail_mass: float) -> tuple[int, int, float]:
@@ -136,6 +147,40 @@ def _tail_cut_positions(mass: np.ndarray, tail_mass: float) -> tuple[int, int, f
         tail[mass.size - stop - 1] if stop < mass.size else 0.0
     )
     return start, stop, cut
+
+
+def cut_to_chernoff_window(pld: BucketedPLD, tail_mass: float) -> BucketedPLD:
+    """Cut buckets wholly outside the window of :func:`~accountant.buckets.tails.chernoff_window`;
+    each side cut adds ``tail_mass`` (its certified bound) to ``lost_a``."""
+    low, high = chernoff_window(pld.tail_moments, tail_mass)
+    if not (math.isfinite(low) or math.isfinite(high)):
+        return pld
+    low_edges, high_edges = pld.edges()
+    keep = np.flatnonzero((high_edges >= low) & (low_edges <= high))
+    if keep.size == 0 or (keep[0] == 0 and keep[-1] == pld.size - 1):
+        return pld
+    start, stop = int(keep[0]), int(keep[-1]) + 1
+    lost = tail_mass * ((start > 0) + (stop < pld.size))
+    return attrs.evolve(
+        pld,
+        first_index=pld.first_index + start,
+        mass_a=pld.mass_a[start:stop],
+        mass_b=pld.mass_b[start:stop],
+        lost_a=(pld.lost_a + lost) * (1.0 + 4.0 * UNIT_ROUNDOFF),
+    )
+
+
+def merge_tail_moments(first: tuple, second: tuple) -> tuple:
+    """Counts of the same single-release moments add under composition."""
+    merged = list(first)
+    for moments, count in second:
+        for index, (existing, existing_count) in enumerate(merged):
+            if existing is moments:
+                merged[index] = (existing, existing_count + count)
+                break
+        else:
+            merged.append((moments, count))
+    return tuple(merged)
 
 
 def trim_tails(pld: BucketedPLD, tail_mass: float) -> BucketedPLD:

@@ -17,13 +17,19 @@ Negative round-off is clipped to 0, which only moves entries towards the truth.
 from __future__ import annotations
 
 import math
+import os
 
 import attrs
 import numpy as np
 import scipy.fft
 
 from accountant.buckets._kernels import direct_convolve
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, trim_tails
+from accountant.buckets.bucketed import (
+    UNIT_ROUNDOFF,
+    BucketedPLD,
+    cut_to_chernoff_window,
+    merge_tail_moments,
+)
 
 __all__ = ["FFT_ERROR_CONSTANT", "compose_pair", "compose_power"]
 
@@ -31,16 +37,15 @@ FFT_ERROR_CONSTANT = 16.0
 #: Direct convolution is used while (non-zeros of x) * len(y) stays below this many
 #: multiply-adds, or below the cost of the FFT it replaces.
 DIRECT_BUDGET = 4_000_000
-#: Arrays longer than this get their FFT noise floor cut from the tails.
-NOISE_TRIM_SIZE = 1 << 20
 
 
 def _fft_convolve(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     """``x * y`` by real FFT of power-of-two length, and the 2-norm bound of its error."""
     length = x.size + y.size - 1
     size = 1 << max(1, (length - 1).bit_length())
-    product = scipy.fft.rfft(x, size) * scipy.fft.rfft(y, size)
-    result = scipy.fft.irfft(product, size)[:length]
+    workers = os.cpu_count() or 1
+    product = scipy.fft.rfft(x, size, workers=workers) * scipy.fft.rfft(y, size, workers=workers)
+    result = scipy.fft.irfft(product, size, workers=workers)[:length]
     np.maximum(result, 0.0, out=result)
     norms = np.sum(x) * np.linalg.norm(y) + np.linalg.norm(x) * np.sum(y)
     bound = FFT_ERROR_CONSTANT * UNIT_ROUNDOFF * (math.log2(size) + 1.0) * norms
@@ -103,15 +108,9 @@ def compose_pair(
         error_a=error_a,
         error_b=error_b,
         releases=x.releases + y.releases,
+        tail_moments=merge_tail_moments(x.tail_moments, y.tail_moments),
     )
-    # FFT round-off leaves a noise floor in the tails that no tail_mass would cut; it is
-    # cut (and counted as lost) only once arrays grow long enough to cost real time.
-    noise = (
-        4.0 * math.sqrt(composed.size) * composed.error_a
-        if composed.size > NOISE_TRIM_SIZE
-        else 0.0
-    )
-    return trim_tails(composed, tail_mass + noise)
+    return cut_to_chernoff_window(composed, tail_mass)
 
 
 def compose_power(

@@ -38,6 +38,8 @@ __all__ = ["PrivacyBuckets"]
 _DIRECTIONS = ("A/B", "B/A")
 #: How often the width is refined for one query before the engine settles.
 MAX_REFINEMENTS = 4
+#: Bucket count the first composition aims at before any refinement.
+INITIAL_BUCKETS = 1 << 18
 
 
 class BucketBudgetError(Exception):
@@ -121,6 +123,9 @@ class PrivacyBuckets:
     def _initial_width(self, direction: str) -> float:
         if ("width", direction) in self._cache:
             return self._cache[("width", direction)]
+        if not self.components:
+            self._cache[("span", direction)] = 1.0
+            return 1.0
         stats = [
             (c.release.statistics(direction, self.tail_mass), c.times) for c in self.components
         ]
@@ -128,15 +133,23 @@ class PrivacyBuckets:
         deviation = math.sqrt(sum(n * s.variance for s, n in stats))
         lattices = [s.lattice for s, _ in stats]
         span = max(estimated_span(stats), 1e-300)
+        self._cache[("span", direction)] = span
         spacing = _common_lattice(lattices)
         if spacing is not None and spacing > 0.0:
-            width = spacing * max(1, math.ceil(4.0 * span / spacing / self.max_buckets))
+            width = spacing * max(1, math.ceil(2.0 * span / spacing / self.max_buckets))
         elif spacing == 0.0:
             width = max(span, 1.0)
         else:
-            width = 0.5 * math.sqrt(self.accuracy) * deviation / releases
-            width = max(width, 4.0 * span / self.max_buckets, 1e-12)
+            # Start coarse (a few hundred thousand buckets at most); the query refines the
+            # width only where bucketing, not round-off or lost mass, limits the bracket.
+            width = 4.0 * math.sqrt(self.accuracy) * deviation / releases
+            width = max(width, span / INITIAL_BUCKETS, 2.0 * span / self.max_buckets, 1e-12)
         return width
+
+    def _finest_width(self, direction: str) -> float:
+        """The smallest width whose composition fits in ``max_buckets / 2``."""
+        self._initial_width(direction)
+        return 2.0 * self._cache[("span", direction)] / self.max_buckets
 
     def _anchor(self, component: _Component, direction: str) -> float:
         return component.release.statistics(direction, self.tail_mass).anchor
@@ -233,7 +246,10 @@ class PrivacyBuckets:
             if gap[worst] < 0.5 * (upper[worst] - lower[worst]) or gap[worst] <= 0.0:
                 break  # bucketing is not what limits the bracket
             factor = max(0.125, 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst]))
-            widths = {d: w * factor for d, w in widths.items()}
+            finer = {d: max(w * factor, self._finest_width(d)) for d, w in widths.items()}
+            if all(finer[d] > 0.7 * widths[d] for d in widths):
+                break  # the memory budget allows no real refinement
+            widths = finer
             lower, upper, gap = self._intervals(flat, direction, kind, widths)
             self._cache.update({("width", d): w for d, w in widths.items()})
         achieved = _relative_bracket(lower, upper)

@@ -133,4 +133,4 @@ def estimated_span(stats: list[tuple[LossStatistics, int]]) -> float:
     deviation = math.sqrt(sum(n * s.variance for s, n in stats))
     total_range = sum(n * (s.high - s.low) for s, n in stats)
     widest = max((s.high - s.low for s, _ in stats), default=0.0)
-    return min(total_range, 30.0 * deviation + widest) + widest
+    return min(total_range, 24.0 * deviation + widest) + widest
