@@ -29,7 +29,6 @@ __all__ = [
     "bucket_pld",
     "cut_to_chernoff_window",
     "merge_tail_moments",
-    "trim_tails",
 ]
 
 #: Unit roundoff of float64.
@@ -181,24 +180,3 @@ def merge_tail_moments(first: tuple, second: tuple) -> tuple:
         else:
             merged.append((moments, count))
     return tuple(merged)
-
-
-def trim_tails(pld: BucketedPLD, tail_mass: float) -> BucketedPLD:
-    """Cut leading and trailing buckets whose computed A-mass adds up to at most
-    ``tail_mass`` per side (the noise floor of FFT round-off included by the caller).
-
-    The true mass cut is at most ``(1 + relative_error) * cut + sqrt(k) * error_a``
-    for ``k`` cut buckets; that is added to ``lost_a``.
-    """
-    start, stop, cut = _tail_cut_positions(pld.mass_a, tail_mass)
-    if start == 0 and stop == pld.size:
-        return pld
-    removed = pld.size - (stop - start)
-    lost = cut * (1.0 + pld.relative_error) + math.sqrt(removed) * pld.error_a
-    return attrs.evolve(
-        pld,
-        first_index=pld.first_index + start,
-        mass_a=pld.mass_a[start:stop],
-        mass_b=pld.mass_b[start:stop],
-        lost_a=pld.lost_a + lost,
-    )
