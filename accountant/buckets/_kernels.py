@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["adp_scan", "direct_convolve", "pdp_scan"]
+__all__ = ["adp_scan", "direct_convolve", "log_moment_generating", "pdp_scan"]
 
 
 @numba.njit(cache=True)
@@ -37,18 +37,20 @@ def adp_scan(
     lower_edges: np.ndarray,
     upper_edges: np.ndarray,
     eps: float,
-) -> tuple[float, float, float, float, int]:
+) -> tuple[float, float, float, float, int, float]:
     """Certified ADP terms of bucketed losses at ``eps`` (SPEC section 2).
 
     Bucket ``k`` holds outcomes whose losses surely lie in
     ``[lower_edges[k], upper_edges[k]]``. Returns
-    ``(upper_sum, upper_a_only, lower_sum, counted_a, counted)``:
+    ``(upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only)``:
 
     * ``upper_sum``: buckets surely above eps give ``A - e^eps B`` exactly, straddling
       buckets ``A (1 - e^{eps - upper edge})``;
     * ``upper_a_only``: the same with ``A (1 - e^{eps - upper edge})`` everywhere (no B);
     * ``lower_sum``: ``max(0, A - e^eps B)`` over buckets whose upper edge exceeds eps;
-    * ``counted_a``: the A-mass of those buckets, and ``counted`` their number.
+    * ``counted_a``: the A-mass of those buckets, and ``counted`` their number;
+    * ``lower_a_only``: ``A (1 - e^{eps - lower edge})`` over buckets whose lower edge is at
+      least eps (no B, so no ``e^eps``-scaled B error in the lower bound).
     """
     scale = np.exp(eps)
     upper_sum = 0.0
@@ -56,6 +58,7 @@ def adp_scan(
     lower_sum = 0.0
     counted_a = 0.0
     counted = 0
+    lower_a_only = 0.0
     for k in range(mass_a.size):
         high = upper_edges[k]
         if high <= eps:
@@ -65,15 +68,17 @@ def adp_scan(
         a_part = a * -np.expm1(eps - high)
         upper_a_only += a_part
         difference = a - scale * b
-        if lower_edges[k] >= eps:
+        low = lower_edges[k]
+        if low >= eps:
             upper_sum += difference if difference > 0.0 else 0.0
+            lower_a_only += a * -np.expm1(eps - low)
         else:
             upper_sum += a_part
         if difference > 0.0:
             lower_sum += difference
         counted_a += a
         counted += 1
-    return upper_sum, upper_a_only, lower_sum, counted_a, counted
+    return upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only
 
 
 @numba.njit(cache=True)
@@ -92,3 +97,27 @@ def pdp_scan(
             if lower_edges[k] > eps:
                 surely += mass_a[k]
     return possibly, surely, counted
+
+
+@numba.njit(cache=True)
+def log_moment_generating(
+    log_mass: np.ndarray, losses: np.ndarray, lambdas: np.ndarray
+) -> np.ndarray:
+    """``out[k] = ln sum_j exp(log_mass[j] + lambdas[k] * losses[j])`` (a stable logsumexp
+    per lambda; ``-inf`` for empty input)."""
+    out = np.empty(lambdas.size)
+    for k in range(lambdas.size):
+        lam = lambdas[k]
+        largest = -np.inf
+        for j in range(log_mass.size):
+            value = log_mass[j] + lam * losses[j]
+            if value > largest:
+                largest = value
+        if largest == -np.inf:
+            out[k] = -np.inf
+            continue
+        total = 0.0
+        for j in range(log_mass.size):
+            total += np.exp(log_mass[j] + lam * losses[j] - largest)
+        out[k] = largest + np.log(total)
+    return out

@@ -6,7 +6,8 @@ place, and bucket intervals ``[lo, hi]`` (SPEC section 2):
 * upper ADP: ``Omega + lost + sum_{lo >= eps} (A - e^eps B)``
   ``+ sum_{lo < eps < hi} A (1 - e^{eps - hi})``;
 * lower ADP: ``Omega + sum_{hi > eps} max(0, A - e^eps B)``
-  (a bucket's outcomes cannot give less than their sum does);
+  (a bucket's outcomes cannot give less than their sum does), or without B
+  ``Omega + sum_{lo >= eps} A (1 - e^{eps - lo})``, whichever is larger;
 * upper PDP: ``Omega + lost + sum_{hi > eps} A``; lower PDP: ``Omega + sum_{lo > eps} A``.
 
 Stored masses differ from true ones by at most ``relative_error`` times the mass
@@ -29,6 +30,10 @@ _SUM_SLACK = 1.0 + 64.0 * UNIT_ROUNDOFF
 
 
 def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
+    if pld.log_no_distinguishing == -math.inf:
+        # Some release's omega summed (correctly rounded) to >= 1, so its true value is at
+        # least 1 - u and Omega >= 1 - u; the margin below would be infinite.
+        return 1.0 - UNIT_ROUNDOFF, 1.0
     omega = pld.distinguishing_mass
     margin = 16.0 * UNIT_ROUNDOFF * max(1.0, abs(pld.log_no_distinguishing))
     return max(0.0, omega * (1.0 - margin)), min(1.0, omega * (1.0 + margin))
@@ -41,16 +46,17 @@ def adp_interval(
     part of ``upper - lower`` due to straddling buckets (what a finer width improves).
     ``edges`` may pass precomputed :meth:`BucketedPLD.edges` for repeated calls."""
     low_edges, high_edges = pld.edges() if edges is None else edges
-    upper_sum, upper_a_only, lower_sum, counted_a, counted = adp_scan(
+    upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
         pld.mass_a, pld.mass_b, low_edges, high_edges, eps
     )
     scale = math.exp(eps)
     root = math.sqrt(counted)
     error_a = pld.relative_error * counted_a + root * pld.error_a
     error_b_scaled = scale * (pld.relative_error * counted_a + root * pld.error_b)
-    # With B the upper estimate is tighter; without B it does not suffer e^eps * error_b.
+    # With B the estimates are tighter; without B they do not suffer e^eps * error_b
+    # (which swamps the lower bound at large eps).
     upper_finite = min(upper_sum + error_a + error_b_scaled, upper_a_only + error_a)
-    lower_finite = max(0.0, lower_sum - error_a - error_b_scaled)
+    lower_finite = max(0.0, lower_sum - error_a - error_b_scaled, lower_a_only - error_a)
     omega_low, omega_high = _omega_bounds(pld)
     upper = min(1.0, (omega_high + pld.lost_a + upper_finite) * _SUM_SLACK)
     lower = min(upper, (omega_low + lower_finite) / _SUM_SLACK)

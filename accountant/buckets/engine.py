@@ -135,15 +135,28 @@ class PrivacyBuckets:
         span = max(estimated_span(stats), 1e-300)
         self._cache[("span", direction)] = span
         spacing = _common_lattice(lattices)
+        generic = 4.0 * math.sqrt(self.accuracy) * deviation / releases
         if spacing is not None and spacing > 0.0:
+            # Bucket edges on the lattice: the spacing itself makes the composition exact,
+            # a multiple of it is used only when the memory budget demands.
+            self._cache[("lattice", direction)] = spacing
             width = spacing * max(1, math.ceil(2.0 * span / spacing / self.max_buckets))
         elif spacing == 0.0:
             width = max(span, 1.0)
         else:
             # Start coarse (a few hundred thousand buckets at most); the query refines the
             # width only where bucketing, not round-off or lost mass, limits the bracket.
-            width = 4.0 * math.sqrt(self.accuracy) * deviation / releases
-            width = max(width, span / INITIAL_BUCKETS, 2.0 * span / self.max_buckets, 1e-12)
+            width = max(generic, span / INITIAL_BUCKETS, 2.0 * span / self.max_buckets, 1e-12)
+        return width
+
+    def _refined_width(self, direction: str, wanted: float) -> float:
+        """``wanted`` limited by the memory budget, and snapped to a lattice multiple."""
+        width = max(wanted, self._finest_width(direction))
+        spacing = self._cache.get(("lattice", direction))
+        if spacing:
+            width = spacing * max(
+                1, math.ceil(self._finest_width(direction) / spacing), math.floor(width / spacing)
+            )
         return width
 
     def _finest_width(self, direction: str) -> float:
@@ -226,6 +239,7 @@ class PrivacyBuckets:
                     gap[k] = bucketing
                 lower[k] = max(lower[k], low)
                 upper[k] = max(upper[k], high)
+        lower, upper = _monotone_envelope(eps, lower, upper)
         return lower, upper, gap
 
     def _query(self, epsilon: Any, direction: str, kind: str) -> Bounds:
@@ -246,7 +260,7 @@ class PrivacyBuckets:
             if gap[worst] < 0.5 * (upper[worst] - lower[worst]) or gap[worst] <= 0.0:
                 break  # bucketing is not what limits the bracket
             factor = max(0.125, 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst]))
-            finer = {d: max(w * factor, self._finest_width(d)) for d, w in widths.items()}
+            finer = {d: self._refined_width(d, w * factor) for d, w in widths.items()}
             if all(finer[d] > 0.7 * widths[d] for d in widths):
                 break  # the memory budget allows no real refinement
             widths = finer
@@ -302,6 +316,22 @@ class PrivacyBuckets:
             accuracy=self.accuracy,
             bucket_width=max(self._initial_width(d) for d in _directions(direction)),
         )
+
+
+def _monotone_envelope(
+    eps: np.ndarray, lower: np.ndarray, upper: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """ADP and PDP delta are non-increasing in eps, so a lower bound at a larger eps holds at
+    every smaller one and an upper bound at a smaller eps at every larger one: tighten both
+    to their monotone envelope over the eps asked for. This also makes the certified lower
+    bound non-increasing (the error terms alone, which shrink as fewer buckets count, can
+    make the raw lower bound rise by rounding-sized amounts)."""
+    order = np.argsort(eps, kind="stable")
+    tight_lower = np.empty_like(lower)
+    tight_upper = np.empty_like(upper)
+    tight_lower[order] = np.maximum.accumulate(lower[order][::-1])[::-1]
+    tight_upper[order] = np.minimum.accumulate(upper[order])
+    return tight_lower, tight_upper
 
 
 def _directions(direction: str) -> tuple[str, ...]:

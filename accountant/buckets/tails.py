@@ -20,7 +20,8 @@ import math
 
 import attrs
 import numpy as np
-from scipy.special import logsumexp
+
+from accountant.buckets._kernels import log_moment_generating
 
 __all__ = ["TailMoments", "chernoff_window"]
 
@@ -42,10 +43,8 @@ class TailMoments:
             empty = np.full(LAMBDA_GRID.size, -math.inf)
             return cls(empty, empty)
         log_mass = np.log(mass_a[keep])
-        high = high_edges[keep]
-        low = low_edges[keep]
-        mgf_high = np.array([logsumexp(log_mass + lam * high) for lam in LAMBDA_GRID])
-        mgf_low = np.array([logsumexp(log_mass - lam * low) for lam in LAMBDA_GRID])
+        mgf_high = log_moment_generating(log_mass, high_edges[keep], LAMBDA_GRID)
+        mgf_low = log_moment_generating(log_mass, -low_edges[keep], LAMBDA_GRID)
         return cls(mgf_high, mgf_low)
 
 
