@@ -26,7 +26,11 @@ from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 
 __all__ = ["adp_interval", "pdp_interval"]
 
-_SUM_SLACK = 1.0 + 64.0 * UNIT_ROUNDOFF
+
+def _sum_slack(terms: int) -> float:
+    """Relative rounding of a sequential sum of ``terms`` non-negative numbers (plus the
+    few operations around it): at most ``(terms + 64) u``."""
+    return 1.0 + (terms + 64.0) * UNIT_ROUNDOFF
 
 
 def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
@@ -36,6 +40,7 @@ def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
         return 1.0 - UNIT_ROUNDOFF, 1.0
     omega = pld.distinguishing_mass
     margin = 16.0 * UNIT_ROUNDOFF * max(1.0, abs(pld.log_no_distinguishing))
+    margin += pld.distinguishing_error
     return max(0.0, omega * (1.0 - margin)), min(1.0, omega * (1.0 + margin))
 
 
@@ -58,8 +63,9 @@ def adp_interval(
     upper_finite = min(upper_sum + error_a + error_b_scaled, upper_a_only + error_a)
     lower_finite = max(0.0, lower_sum - error_a - error_b_scaled, lower_a_only - error_a)
     omega_low, omega_high = _omega_bounds(pld)
-    upper = min(1.0, (omega_high + pld.lost_a + upper_finite) * _SUM_SLACK)
-    lower = min(upper, (omega_low + lower_finite) / _SUM_SLACK)
+    slack = _sum_slack(counted)
+    upper = min(1.0, (omega_high + pld.lost_a + upper_finite) * slack)
+    lower = min(upper, (omega_low + lower_finite) / slack)
     return lower, upper, max(0.0, upper_sum - lower_sum)
 
 
@@ -71,6 +77,7 @@ def pdp_interval(
     possibly, surely, counted = pdp_scan(pld.mass_a, low_edges, high_edges, eps)
     error = pld.relative_error * possibly + math.sqrt(counted) * pld.error_a
     omega_low, omega_high = _omega_bounds(pld)
-    upper = min(1.0, (omega_high + pld.lost_a + possibly + error) * _SUM_SLACK)
-    lower = min(upper, max(0.0, omega_low + surely - error) / _SUM_SLACK)
+    slack = _sum_slack(counted)
+    upper = min(1.0, (omega_high + pld.lost_a + possibly + error) * slack)
+    lower = min(upper, max(0.0, omega_low + surely - error) / slack)
     return lower, upper

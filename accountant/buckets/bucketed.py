@@ -56,10 +56,12 @@ class BucketedPLD:
     error_b: float = 0.0
     releases: int = 1
     tail_moments: tuple = ()
+    distinguishing_error: float = 0.0
 
     @property
     def distinguishing_mass(self) -> float:
-        """``Omega = 1 - exp(sum n_i ln(1 - omega_i))``."""
+        """``Omega = 1 - exp(sum n_i ln(1 - omega_i))``; its relative error is at most
+        ``distinguishing_error`` (declared by the source) plus rounding."""
         return -math.expm1(self.log_no_distinguishing)
 
     @property
@@ -126,9 +128,7 @@ def bucket_pld(
         lost_a=lost * (1.0 + 4.0 * UNIT_ROUNDOFF * pld.losses.size),
         relative_error=1.01 * terms * UNIT_ROUNDOFF,
     )
-    low_edges, high_edges = bucketed.edges()
-    moments = TailMoments.of(mass_a, low_edges, high_edges)
-    return attrs.evolve(bucketed, tail_moments=((moments, 1),))
+    return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))
 
 
 def _tail_cut_positions(mass: np.ndarray, tail_mass: float) -> tuple[int, int, float]:
@@ -170,7 +170,11 @@ def cut_to_chernoff_window(pld: BucketedPLD, tail_mass: float) -> BucketedPLD:
 
 
 def merge_tail_moments(first: tuple, second: tuple) -> tuple:
-    """Counts of the same single-release moments add under composition."""
+    """Counts of the same single-release moments add under composition. If either side
+    has none, the composition has none (a window from some components only would be
+    too narrow), and no Chernoff cut happens."""
+    if not first or not second:
+        return ()
     merged = list(first)
     for moments, count in second:
         for index, (existing, existing_count) in enumerate(merged):

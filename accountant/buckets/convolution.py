@@ -109,6 +109,7 @@ def compose_pair(
         error_b=error_b,
         releases=x.releases + y.releases,
         tail_moments=merge_tail_moments(x.tail_moments, y.tail_moments),
+        distinguishing_error=max(x.distinguishing_error, y.distinguishing_error),
     )
     return cut_to_chernoff_window(composed, tail_mass)
 

@@ -17,11 +17,15 @@ Any lambda gives a valid bound, so a fixed grid of lambdas is sound.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
 from accountant.buckets._kernels import log_moment_generating
+
+if TYPE_CHECKING:
+    from accountant.buckets.bucketed import BucketedPLD
 
 __all__ = ["TailMoments", "chernoff_window"]
 
@@ -36,15 +40,20 @@ class TailMoments:
     log_mgf_low: np.ndarray
 
     @classmethod
-    def of(cls, mass_a: np.ndarray, low_edges: np.ndarray, high_edges: np.ndarray) -> TailMoments:
-        """From the bucket A-masses and loss edges of one release."""
-        keep = mass_a > 0.0
+    def of(cls, pld: BucketedPLD) -> TailMoments:
+        """From a bucketed single release. Its stored masses may exceed the true ones by
+        the relative error ``rho``, so ``ln(1 + 2 rho)`` is added to both log-MGFs."""
+        if pld.error_a != 0.0:
+            raise ValueError("tail moments need a single release without absolute error")
+        keep = pld.mass_a > 0.0
         if not keep.any():
             empty = np.full(LAMBDA_GRID.size, -math.inf)
             return cls(empty, empty)
-        log_mass = np.log(mass_a[keep])
-        mgf_high = log_moment_generating(log_mass, high_edges[keep], LAMBDA_GRID)
-        mgf_low = log_moment_generating(log_mass, -low_edges[keep], LAMBDA_GRID)
+        low_edges, high_edges = pld.edges()
+        log_mass = np.log(pld.mass_a[keep])
+        margin = math.log1p(2.0 * pld.relative_error)
+        mgf_high = log_moment_generating(log_mass, high_edges[keep], LAMBDA_GRID) + margin
+        mgf_low = log_moment_generating(log_mass, -low_edges[keep], LAMBDA_GRID) + margin
         return cls(mgf_high, mgf_low)
 
 
