@@ -35,9 +35,10 @@ def _sum_slack(terms: int) -> float:
 
 def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
     if pld.log_no_distinguishing == -math.inf:
-        # Some release's omega summed (correctly rounded) to >= 1, so its true value is at
-        # least 1 - u and Omega >= 1 - u; the margin below would be infinite.
-        return 1.0 - UNIT_ROUNDOFF, 1.0
+        # Some release's omega came out >= 1 (a correctly rounded sum, or a source's value
+        # with relative error distinguishing_error), so the true Omega is at least
+        # 1 - u - distinguishing_error; the margin below would be infinite.
+        return max(0.0, 1.0 - UNIT_ROUNDOFF - pld.distinguishing_error), 1.0
     omega = pld.distinguishing_mass
     margin = 16.0 * UNIT_ROUNDOFF * max(1.0, abs(pld.log_no_distinguishing))
     margin += pld.distinguishing_error
