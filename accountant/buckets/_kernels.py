@@ -10,7 +10,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["adp_scan", "direct_convolve", "log_moment_generating", "pdp_scan"]
+__all__ = [
+    "adp_scan",
+    "bucket_indices",
+    "bucket_sums",
+    "direct_convolve",
+    "log_moment_generating",
+    "pdp_scan",
+]
 
 
 @numba.njit(cache=True)
@@ -121,3 +128,39 @@ def log_moment_generating(
             total += np.exp(log_mass[j] + lam * losses[j] - largest)
         out[k] = largest + np.log(total)
     return out
+
+
+@numba.njit(cache=True)
+def bucket_indices(losses: np.ndarray, anchor: float, width: float, snap: float) -> np.ndarray:
+    """Bucket index of each loss: ``ceil((L - anchor) / width)``, or the nearest integer
+    when the position lies within ``snap`` of it (lattice points on bucket edges)."""
+    index = np.empty(losses.size, dtype=np.int64)
+    for k in range(losses.size):
+        position = (losses[k] - anchor) / width
+        nearest = np.round(position)
+        if abs(position - nearest) <= snap:
+            index[k] = np.int64(nearest)
+        else:
+            index[k] = np.int64(np.ceil(position))
+    return index
+
+
+@numba.njit(cache=True)
+def bucket_sums(
+    index: np.ndarray, first: int, count: int, mass_a: np.ndarray, mass_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-bucket sums of the A- and B-masses of outcomes with bucket ``index``, and the
+    largest number of outcomes in one bucket (for the summation error bound)."""
+    sums_a = np.zeros(count)
+    sums_b = np.zeros(count)
+    terms = np.zeros(count, dtype=np.int64)
+    for k in range(index.size):
+        slot = index[k] - first
+        sums_a[slot] += mass_a[k]
+        sums_b[slot] += mass_b[k]
+        terms[slot] += 1
+    most = 0
+    for slot in range(count):
+        if terms[slot] > most:
+            most = terms[slot]
+    return sums_a, sums_b, most

@@ -52,7 +52,7 @@ from scipy.special import log_ndtr
 
 from accountant._special_functions import _log1mexp, _log_gauss_mass, _logsumexp
 from accountant.buckets._analytic_math import gl_moments, log1mexp, log_gauss_mass
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
@@ -242,12 +242,21 @@ class _AnalyticRelease:
             log_m[i] = self._log_between(edge, edge + step, side)
         return log_m, delta
 
-    def bucket(self, direction: str, width: float, anchor: float, tail_mass: float) -> BucketedPLD:
+    def bucket(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
         """Buckets ``J`` holding the losses in ``(anchor + (J-1) width, anchor + J width]``
         over the range of :meth:`statistics`; the A-mass beyond it goes to ``lost_a``."""
         stats = self.statistics(direction, tail_mass)
         first = math.ceil((Fraction(stats.low) - Fraction(anchor)) / Fraction(width))
         last = max(first, math.ceil((Fraction(stats.high) - Fraction(anchor)) / Fraction(width)))
+        if last - first + 1 > max_buckets:
+            raise BucketBudgetError(last - first + 1)
         edges = anchor + np.arange(first - 1, last + 1, dtype=np.float64) * width
         log_a, delta = self._bucket_masses(edges, width, anchor, first, "A")
         log_b, _ = self._bucket_masses(edges, width, anchor, first, "B")

@@ -21,6 +21,7 @@ import math
 import attrs
 import numpy as np
 
+from accountant.buckets._kernels import bucket_indices, bucket_sums
 from accountant.buckets.tails import TailMoments, chernoff_window
 from accountant.pld import PrivacyLossDistribution
 
@@ -88,8 +89,16 @@ def _loss_rounding(pld: PrivacyLossDistribution) -> float:
     return 4.0 * UNIT_ROUNDOFF * (largest + float(np.max(np.abs(pld.losses))))
 
 
+class BucketBudgetError(Exception):
+    """Internal: an array would need more than the allowed number of buckets."""
+
+
 def bucket_pld(
-    pld: PrivacyLossDistribution, width: float, anchor: float, tail_mass: float
+    pld: PrivacyLossDistribution,
+    width: float,
+    anchor: float,
+    tail_mass: float,
+    max_buckets: int = 1 << 62,
 ) -> BucketedPLD:
     """Put the finite outcomes of ``pld`` into buckets of ``width`` whose upper edges sit
     at ``anchor + J * width``: ``J = ceil((L - anchor) / width)``, or the nearest edge
@@ -97,26 +106,25 @@ def bucket_pld(
 
     A-mass in the tails beyond ``tail_mass`` on each side is cut off and counted in
     ``lost_a``. The offsets are the observed extremes of ``L - J * width``, widened by
-    the rounding error of the losses.
+    the rounding error of the losses. More than ``max_buckets`` buckets raise
+    :class:`BucketBudgetError` before anything is allocated.
     """
     log_keep = math.log1p(-pld.distinguishing_mass) if pld.distinguishing_mass < 1 else -math.inf
     if pld.losses.size == 0:
         return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, log_keep)
     low_cut, high_cut, lost = _tail_cut_positions(pld.mass_a, tail_mass)
     losses = pld.losses[low_cut:high_cut]
-    position = (losses - anchor) / width
-    nearest = np.round(position)
-    index = np.where(np.abs(position - nearest) <= EDGE_SNAP, nearest, np.ceil(position)).astype(
-        np.int64
-    )
-    offsets = losses - index * width
-    rounding = _loss_rounding(pld) + 4.0 * UNIT_ROUNDOFF * float(np.max(np.abs(losses)))
+    index = bucket_indices(losses, anchor, width, EDGE_SNAP)
     first = int(index[0])
     count = int(index[-1]) - first + 1
-    mass_a = np.bincount(index - first, weights=pld.mass_a[low_cut:high_cut], minlength=count)
-    mass_b = np.bincount(index - first, weights=pld.mass_b[low_cut:high_cut], minlength=count)
+    if count > max_buckets:
+        raise BucketBudgetError(count)
+    offsets = losses - index * width
+    rounding = _loss_rounding(pld) + 4.0 * UNIT_ROUNDOFF * float(np.max(np.abs(losses)))
+    mass_a, mass_b, terms = bucket_sums(
+        index, first, count, pld.mass_a[low_cut:high_cut], pld.mass_b[low_cut:high_cut]
+    )
     # Each bucket sum of non-negative terms has relative error <= (terms) * u.
-    terms = int(np.max(np.bincount(index - first))) if losses.size else 1
     bucketed = BucketedPLD(
         width=width,
         first_index=first,

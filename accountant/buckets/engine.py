@@ -24,7 +24,7 @@ from accountant._checks import (
 )
 from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bounds import adp_interval, pdp_interval
-from accountant.buckets.bucketed import BucketedPLD
+from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.epsilon import epsilon_interval
 from accountant.buckets.results import Bounds, EpsilonBounds
@@ -40,10 +40,6 @@ _DIRECTIONS = ("A/B", "B/A")
 MAX_REFINEMENTS = 4
 #: Bucket count the first composition aims at before any refinement.
 INITIAL_BUCKETS = 1 << 18
-
-
-class BucketBudgetError(Exception):
-    """Internal: the composition would need more than ``max_buckets`` buckets."""
 
 
 def _as_release(mechanism: Any) -> ReleaseSource:
@@ -185,7 +181,11 @@ class PrivacyBuckets:
         result: BucketedPLD | None = None
         for component in self.components:
             single = component.release.bucket(
-                direction, width, self._anchor(component, direction), self.tail_mass
+                direction,
+                width,
+                self._anchor(component, direction),
+                self.tail_mass,
+                self.max_buckets,
             )
             self._check_size(single)
             powered = compose_power(single, component.times, self.tail_mass)

@@ -48,8 +48,16 @@ class ReleaseSource(Protocol):
         """Loss statistics in ``direction`` ("A/B" or "B/A")."""
         ...
 
-    def bucket(self, direction: str, width: float, anchor: float, tail_mass: float) -> BucketedPLD:
-        """Buckets of ``width`` with upper edges at ``anchor + J width``."""
+    def bucket(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
+        """Buckets of ``width`` with upper edges at ``anchor + J width``; raises
+        :class:`~accountant.buckets.bucketed.BucketBudgetError` beyond ``max_buckets``."""
         ...
 
     def same_directions(self) -> bool:
@@ -115,8 +123,15 @@ class PLDRelease:
     def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
         return pld_statistics(self._plds[direction], tail_mass)
 
-    def bucket(self, direction: str, width: float, anchor: float, tail_mass: float) -> BucketedPLD:
-        return bucket_pld(self._plds[direction], width, anchor, tail_mass)
+    def bucket(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
+        return bucket_pld(self._plds[direction], width, anchor, tail_mass, max_buckets)
 
     def same_directions(self) -> bool:
         first, second = self._plds["A/B"], self._plds["B/A"]

@@ -41,10 +41,8 @@ class TailMoments:
 
     @classmethod
     def of(cls, pld: BucketedPLD) -> TailMoments:
-        """From a bucketed single release. Its stored masses may exceed the true ones by
-        the relative error ``rho``, so ``ln(1 + 2 rho)`` is added to both log-MGFs."""
-        if pld.error_a != 0.0:
-            raise ValueError("tail moments need a single release without absolute error")
+        """From a bucketed single release. Its stored masses may fall short of the true
+        ones by the relative error ``rho`` and the absolute errors, which are added."""
         keep = pld.mass_a > 0.0
         if not keep.any():
             empty = np.full(LAMBDA_GRID.size, -math.inf)
@@ -54,6 +52,12 @@ class TailMoments:
         margin = math.log1p(2.0 * pld.relative_error)
         mgf_high = log_moment_generating(log_mass, high_edges[keep], LAMBDA_GRID) + margin
         mgf_low = log_moment_generating(log_mass, -low_edges[keep], LAMBDA_GRID) + margin
+        if pld.error_a > 0.0:
+            # absolute errors e_j (|e|_2 <= error_a): sum_j |e_j| e^{lambda h_j}
+            # <= sqrt(K) error_a e^{lambda max h}
+            log_error = math.log(pld.error_a * math.sqrt(pld.size))
+            mgf_high = np.logaddexp(mgf_high, log_error + LAMBDA_GRID * float(high_edges.max()))
+            mgf_low = np.logaddexp(mgf_low, log_error - LAMBDA_GRID * float(low_edges.min()))
         return cls(mgf_high, mgf_low)
 
 

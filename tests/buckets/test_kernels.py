@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accountant.buckets import _kernels
 from accountant.buckets._kernels import adp_scan, direct_convolve, pdp_scan
 
 U = 2.0**-53
@@ -319,3 +320,50 @@ def test_scans_bracket_outcomes_inside_the_intervals(data, size, eps):
     truth_pdp = math.fsum(exact_pdp)
     assert surely <= truth_pdp + slack
     assert truth_pdp <= possibly + slack
+
+
+# -- bucketing and log-MGF kernels ----------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    losses=st.lists(st.floats(-5.0, 5.0), min_size=1, max_size=40),
+    anchor=st.floats(-1.0, 1.0),
+    width=st.floats(1e-3, 2.0),
+)
+def test_bucket_indices_match_numpy_oracle(losses, anchor, width):
+    values = np.sort(np.array(losses))
+    position = (values - anchor) / width
+    nearest = np.round(position)
+    expected = np.where(np.abs(position - nearest) <= 1e-6, nearest, np.ceil(position))
+    got = _kernels.bucket_indices(values, anchor, width, 1e-6)
+    np.testing.assert_array_equal(got, expected.astype(np.int64))
+    # every loss lies in (J - 1) width + anchor .. J width + anchor, up to the snap
+    assert np.all(values <= anchor + got * width + 1e-6 * width + 1e-12)
+    assert np.all(values > anchor + (got - 1) * width - 1e-12)
+
+
+def test_bucket_sums_match_bincount():
+    rng = np.random.default_rng(3)
+    index = np.sort(rng.integers(-7, 9, size=200))
+    mass_a, mass_b = rng.random(200), rng.random(200)
+    first, count = int(index[0]), int(index[-1] - index[0] + 1)
+    sums_a, sums_b, most = _kernels.bucket_sums(index, first, count, mass_a, mass_b)
+    np.testing.assert_allclose(sums_a, np.bincount(index - first, mass_a, count), rtol=1e-14)
+    np.testing.assert_allclose(sums_b, np.bincount(index - first, mass_b, count), rtol=1e-14)
+    assert most == np.bincount(index - first).max()
+
+
+def test_log_moment_generating_matches_scipy_logsumexp():
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(5)
+    log_mass = np.log(rng.random(50)) - 300.0
+    losses = rng.normal(size=50)
+    lambdas = np.geomspace(1e-3, 1e6, 17)
+    expected = [logsumexp(log_mass + lam * losses) for lam in lambdas]
+    got = _kernels.log_moment_generating(log_mass, losses, lambdas)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    assert np.all(
+        _kernels.log_moment_generating(np.array([-np.inf]), np.zeros(1), lambdas) == -np.inf
+    )
