@@ -25,6 +25,10 @@ def gaussian_pair() -> WorstCasePair:
     return WorstCasePair.additive(noise.truncated_gaussian(3.0, 12.0, 0.5), 1.0)
 
 
+# eps = 0 and 0.5 sit exactly on loss atoms (L = (1 - 2x)/18): whether P[L > eps] counts
+# them is decided by rounding, so the PDP bracket honestly contains both answers and
+# the engine warns that 1e-6 was not reached.
+@pytest.mark.filterwarnings("ignore::accountant.errors.CertificationWarning")
 def test_single_release_brackets_the_exact_values(gaussian_pair):
     buckets = PrivacyBuckets(accuracy=1e-6).compose(gaussian_pair)
     for eps in (0.0, 0.05, 0.2, 0.5):
