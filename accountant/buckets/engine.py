@@ -136,7 +136,7 @@ class PrivacyBuckets:
             # Bucket edges on the lattice: the spacing itself makes the composition exact,
             # a multiple of it is used only when the memory budget demands.
             self._cache[("lattice", direction)] = spacing
-            width = spacing * max(1, math.ceil(2.0 * span / spacing / self.max_buckets))
+            width = spacing * max(1, math.ceil(span / spacing / self.max_buckets))
         elif spacing == 0.0:
             width = max(span, 1.0)
         else:
@@ -264,7 +264,9 @@ class PrivacyBuckets:
             if all(finer[d] > 0.7 * widths[d] for d in widths):
                 break  # the memory budget allows no real refinement
             widths = finer
-            lower, upper, gap = self._intervals(flat, direction, kind, widths)
+            new_lower, new_upper, gap = self._intervals(flat, direction, kind, widths)
+            # Both results are certified, so their intersection is too: never worse.
+            lower, upper = np.maximum(lower, new_lower), np.minimum(upper, new_upper)
             self._cache.update({("width", d): w for d, w in widths.items()})
         achieved = _relative_bracket(lower, upper)
         if achieved > self.accuracy:
