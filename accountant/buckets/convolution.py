@@ -30,6 +30,7 @@ from accountant.buckets.bucketed import (
     cut_to_chernoff_window,
     merge_tail_moments,
 )
+from accountant.buckets.coarsen import coarsen, coarsen_to
 
 __all__ = ["FFT_ERROR_CONSTANT", "compose_pair", "compose_power"]
 
@@ -66,9 +67,15 @@ def _convolve(x: np.ndarray, y: np.ndarray, force_direct: bool) -> tuple[np.ndar
 
 
 def compose_pair(
-    x: BucketedPLD, y: BucketedPLD, tail_mass: float, force_direct: bool = False
+    x: BucketedPLD,
+    y: BucketedPLD,
+    tail_mass: float,
+    force_direct: bool = False,
+    max_size: int | None = None,
 ) -> BucketedPLD:
-    """The bucketed PLD of one release of ``x`` followed by one of ``y`` (same width).
+    """The bucketed PLD of one release of ``x`` followed by one of ``y``. Different widths
+    (power-of-two multiples after coarsening) are first coarsened to the larger; a result
+    longer than ``max_size`` buckets is coarsened until it fits.
 
     Indices and offsets add; ``ln(1 - Omega)`` adds; the lost mass becomes
     ``lx (1 - Omega_y) + ly (1 - Omega_x) - lx ly`` (outcomes with a lost component
@@ -76,7 +83,8 @@ def compose_pair(
     (``rx + ry + rx ry`` plus the new rounding), absolute parts propagate as
     ``|e_x * y|_2 <= |e_x|_2 |y|_1`` (Young's inequality).
     """
-    if x.width != y.width:
+    x, y = coarsen_to(x, y.width), coarsen_to(y, x.width)
+    if not math.isclose(x.width, y.width, rel_tol=1e-9):
         raise ValueError(f"bucket widths differ: {x.width!r} and {y.width!r}")
     mass_a, rel_a, abs_a = _convolve(x.mass_a, y.mass_a, force_direct)
     mass_b, rel_b, abs_b = _convolve(x.mass_b, y.mass_b, force_direct)
@@ -111,11 +119,18 @@ def compose_pair(
         tail_moments=merge_tail_moments(x.tail_moments, y.tail_moments),
         distinguishing_error=max(x.distinguishing_error, y.distinguishing_error),
     )
-    return cut_to_chernoff_window(composed, tail_mass)
+    composed = cut_to_chernoff_window(composed, tail_mass)
+    while max_size is not None and composed.size > max_size:
+        composed = coarsen(composed)
+    return composed
 
 
 def compose_power(
-    pld: BucketedPLD, times: int, tail_mass: float, force_direct: bool = False
+    pld: BucketedPLD,
+    times: int,
+    tail_mass: float,
+    force_direct: bool = False,
+    max_size: int | None = None,
 ) -> BucketedPLD:
     """``times`` releases of ``pld`` by binary exponentiation (``O(log times)`` convolutions);
     any positive integer, not only powers of two."""
@@ -125,11 +140,13 @@ def compose_power(
     while True:
         if remaining & 1:
             result = (
-                power if result is None else compose_pair(result, power, tail_mass, force_direct)
+                power
+                if result is None
+                else compose_pair(result, power, tail_mass, force_direct, max_size)
             )
         remaining >>= 1
         if not remaining:
             break
-        power = compose_pair(power, power, tail_mass, force_direct)
+        power = compose_pair(power, power, tail_mass, force_direct, max_size)
     assert result is not None
     return attrs.evolve(result, releases=pld.releases * times)

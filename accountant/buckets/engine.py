@@ -188,9 +188,15 @@ class PrivacyBuckets:
                 self.max_buckets,
             )
             self._check_size(single)
-            powered = compose_power(single, component.times, self.tail_mass)
+            # Coarsen (not fail) when a composed array outgrows half the budget.
+            half = self.max_buckets // 2
+            powered = compose_power(single, component.times, self.tail_mass, max_size=half)
             self._check_size(powered)
-            result = powered if result is None else compose_pair(result, powered, self.tail_mass)
+            result = (
+                powered
+                if result is None
+                else compose_pair(result, powered, self.tail_mass, max_size=half)
+            )
             self._check_size(result)
         if result is None:
             return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, 0.0, releases=0)

@@ -259,10 +259,12 @@ def test_lost_mass_heterogeneous_pair():
     assert math.isclose(z.log_no_distinguishing, math.log(0.95) + math.log(0.999), rel_tol=1e-15)
 
 
-def test_compose_pair_rejects_different_widths():
+def test_compose_pair_coarsens_power_of_two_widths_and_rejects_others():
     pair = WorstCasePair(np.array([0.6, 0.4]), np.array([0.4, 0.6]))
+    composed = compose_pair(_bucketed(pair, "A/B", 0.1), _bucketed(pair, "A/B", 0.2), 0.0)
+    assert composed.width == pytest.approx(0.2)
     with pytest.raises(ValueError, match="widths differ"):
-        compose_pair(_bucketed(pair, "A/B", 0.1), _bucketed(pair, "A/B", 0.2), 0.0)
+        compose_pair(_bucketed(pair, "A/B", 0.1), _bucketed(pair, "A/B", 0.3), 0.0)
 
 
 def test_tail_trim_counts_cut_mass_as_lost():
