@@ -25,3 +25,13 @@ def test_ci_runs_the_readme_test_command_verbatim():
     ci = (ROOT / ".ci" / "run").read_text()
     assert test_command in ci
     assert "pytest" in test_command and "[torch,test]" in test_command
+
+
+def test_readme_python_example_runs():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
+    bounds = namespace["pb"].delta(0.3)
+    assert bounds.lower <= bounds.upper <= namespace["ma"].delta(0.3)
