@@ -28,9 +28,9 @@ from accountant._checks import (
     check_direction,
     check_epsilons,
     check_finite_real,
-    check_positive_int,
     check_target_delta,
 )
+from accountant._composition import add_releases
 from accountant._lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.log_moments import LogMomentSource, PairLogMoments
@@ -110,14 +110,10 @@ class ExtendedMA:
         """Add ``times`` releases of ``mechanism``: a :class:`WorstCasePair`, a sequence of
         pairs (the worst case over them in every release, e.g. every grid shift), or an
         analytic mechanism. Composing the same object again adds to its count."""
-        times = check_positive_int("times", times)
-        components = list(self.components)
-        for index, component in enumerate(components):
-            if component.mechanism is mechanism:
-                components[index] = attrs.evolve(component, times=component.times + times)
-                return attrs.evolve(self, components=tuple(components))
-        components.append(Component(mechanism, _as_source(mechanism), times))
-        return attrs.evolve(self, components=tuple(components))
+        components = add_releases(
+            self.components, mechanism, times, lambda m, n: Component(m, _as_source(m), n)
+        )
+        return attrs.evolve(self, components=components)
 
     @property
     def releases(self) -> int:

@@ -22,6 +22,7 @@ from accountant._checks import (
     check_positive_real,
     check_target_delta,
 )
+from accountant._composition import add_releases
 from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bounds import adp_interval, pdp_interval
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
@@ -100,14 +101,10 @@ class PrivacyBuckets:
     def compose(self, mechanism: Any, times: int = 1) -> PrivacyBuckets:
         """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
         composition by composing again). Composing the same object adds to its count."""
-        times = check_positive_int("times", times)
-        components = list(self.components)
-        for index, component in enumerate(components):
-            if component.mechanism is mechanism:
-                components[index] = attrs.evolve(component, times=component.times + times)
-                return attrs.evolve(self, components=tuple(components))
-        components.append(_Component(mechanism, _as_release(mechanism), times))
-        return attrs.evolve(self, components=tuple(components))
+        components = add_releases(
+            self.components, mechanism, times, lambda m, n: _Component(m, _as_release(m), n)
+        )
+        return attrs.evolve(self, components=components)
 
     @property
     def releases(self) -> int:

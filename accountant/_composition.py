@@ -1,0 +1,26 @@
+"""The bookkeeping both accountants share: which mechanisms were composed how often."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from accountant._checks import check_positive_int
+
+__all__ = ["add_releases"]
+
+
+def add_releases(
+    components: tuple, mechanism: Any, times: Any, build: Callable[[Any, int], Any]
+) -> tuple:
+    """``components`` with ``times`` more releases of ``mechanism``: the count of the same
+    object (by identity) grows, else ``build(mechanism, times)`` is appended. Each
+    component has ``mechanism`` and ``times`` attributes."""
+    times = check_positive_int("times", times)
+    for index, component in enumerate(components):
+        if component.mechanism is mechanism:
+            grown = attrs.evolve(component, times=component.times + times)
+            return (*components[:index], grown, *components[index + 1 :])
+    return (*components, build(mechanism, times))
