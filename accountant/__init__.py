@@ -10,7 +10,7 @@ Data flows one way: noise -> pair -> privacy-loss distribution -> bounds.
 True
 """
 
-from accountant import mechanisms, noise
+from accountant import mechanisms, noise, optimal
 from accountant.buckets import Bounds, EpsilonBounds, PrivacyBuckets
 from accountant.errors import (
     AccountantError,
@@ -65,5 +65,6 @@ __all__ = [
     "exact_epsilon",
     "mechanisms",
     "noise",
+    "optimal",
     "privacy_loss_distribution",
 ]

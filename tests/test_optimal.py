@@ -1,0 +1,63 @@
+"""The single-release LP optimum (SPEC section 5) against the staircase mechanism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accountant import InfeasibleTargetError, InvalidInputError, WorstCasePair, exact_delta, noise
+from accountant.optimal import optimal_noise
+
+
+def test_reproduces_the_truncated_staircase_at_its_own_delta():
+    # Geng & Viswanath: the staircase is L1-optimal; truncated at 5 it has delta ~0.0501
+    # (SPEC section 5: U_L1 ~ 1.885 at delta ~ 0.0503; paper: Geng et al. 1.884).
+    stair = noise.staircase(1.0, 0.3, 5.0, 0.01)
+    stair_delta = exact_delta(WorstCasePair.additive(stair, 1.0), 0.3)
+    result = optimal_noise(5.0, 0.01, 0.3, stair_delta)
+    assert result.delta <= stair_delta * (1 + 1e-6)
+    assert result.utility <= stair.utility_l1 + 1e-9
+    assert result.utility == pytest.approx(stair.utility_l1, rel=1e-4)
+
+
+def test_spec_yardstick():
+    result = optimal_noise(5.0, 0.05, 0.3, 0.0503)
+    assert result.utility == pytest.approx(1.885, abs=0.01)
+    assert result.delta <= 0.0503 * (1 + 1e-6)
+
+
+def test_more_delta_buys_utility_and_constraints_cost_utility():
+    loose = optimal_noise(3.0, 0.1, 0.5, 0.25, monotone=False, symmetric=False)
+    constrained = optimal_noise(3.0, 0.1, 0.5, 0.25)
+    tighter = optimal_noise(3.0, 0.1, 0.5, 0.2)
+    assert loose.utility <= constrained.utility + 1e-9 <= tighter.utility + 2e-9
+    assert constrained.noise.is_symmetric(rtol=1e-6, atol=1e-9)
+    assert constrained.noise.is_monotone(rtol=1e-6)
+
+
+def test_l2_utility_and_result_fields():
+    result = optimal_noise(3.0, 0.1, 0.5, 0.25, utility="L2")
+    assert result.utility_kind == "L2"
+    assert result.utility == pytest.approx(np.sqrt(np.dot(result.noise.grid**2, result.noise.pmf)))
+
+
+def test_zero_delta_is_infeasible_for_truncated_noise():
+    with pytest.raises(InfeasibleTargetError, match=r"delta=0\.0"):
+        optimal_noise(2.0, 0.5, 0.3, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epsilon": -0.1}, "epsilon"),
+        ({"delta": 1.5}, "delta"),
+        ({"delta": float("nan")}, "delta"),
+        ({"utility": "L3"}, "utility"),
+        ({"sensitivity": 0.3}, "sensitivity"),
+        ({"step": 0.7}, "bound"),
+    ],
+)
+def test_bad_inputs(kwargs, match):
+    arguments = {"bound": 3.0, "step": 0.5, "epsilon": 0.3, "delta": 0.1, **kwargs}
+    with pytest.raises(InvalidInputError, match=match):
+        optimal_noise(**arguments)
