@@ -1,9 +1,13 @@
-"""torch.autograd wrappers over the accountant's bounds and their gradients.
+"""torch.autograd wrappers over the accountant's training losses and their gradients.
 
-No privacy mathematics here: the value and the gradient of every bound come from
-:mod:`accountant` (numpy); this module only moves arrays between torch and numpy
-and applies the chain rule of the additive pair ``A = (p, 0_m)``, ``B = (0_m, p)``:
-``d delta / d p_i = d delta / dA_i + d delta / dB_{i + m}``.
+No privacy mathematics here: :func:`accountant.noise_bounds.noise_bound` gives the
+value of each bound and its exact gradient with respect to the noise pmf (the chain
+rule through the additive or DP-SGD pair included); this module only moves arrays
+between torch and numpy.
+
+* :func:`extended_ma_delta`: the Extended Moments Accountant delta (paper's ``l^MA``);
+* :func:`buckets_delta`: the smooth PrivacyBuckets ADP or PDP delta (``l^ADP``,
+  ``l^PDP``; soft bucket assignment, see :mod:`accountant.buckets.smooth`).
 """
 
 from __future__ import annotations
@@ -11,33 +15,38 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from accountant import ExtendedMA, WorstCasePair
-from accountant.noise import NoiseDistribution
+from accountant.noise_bounds import noise_bound
+from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 
-__all__ = ["ExtendedMADelta", "extended_ma_delta"]
+__all__ = ["NoiseBoundFunction", "buckets_delta", "extended_ma_delta", "noise_bound_tensor"]
 
 
-class ExtendedMADelta(torch.autograd.Function):
-    """Extended Moments Accountant delta(eps) of additive noise ``p`` after ``times``
-    releases (paper's ``l^MA``; SPEC section 3), with its exact gradient in ``p``."""
+class NoiseBoundFunction(torch.autograd.Function):
+    """``bound(p)`` as a torch function of the noise pmf tensor ``p``; ``options`` are the
+    keyword arguments of :func:`accountant.noise_bounds.noise_bound`."""
 
     @staticmethod
-    def forward(ctx, pmf, step, sensitivity, epsilon, times, conversion, direction):
+    def forward(ctx, pmf, step, mapping, options):
         values = pmf.detach().cpu().numpy().astype(np.float64)
-        noise = NoiseDistribution(values, step, -step * (values.size // 2))
-        steps = noise.shift_steps(sensitivity)
-        pair = WorstCasePair._additive(noise, steps)
-        accountant = ExtendedMA(conversion=conversion).compose(pair, times=times)
-        result = accountant.delta_and_gradient(epsilon, direction)
-        gradient = result.gradients[0][0]
-        grad_pmf = gradient.a[: values.size] + gradient.b[steps:]
-        ctx.save_for_backward(torch.as_tensor(grad_pmf, dtype=pmf.dtype, device=pmf.device))
-        return pmf.new_tensor(result.delta)
+        result = noise_bound(values, step, mapping, **options)
+        ctx.save_for_backward(torch.as_tensor(result.gradient, dtype=pmf.dtype, device=pmf.device))
+        return pmf.new_tensor(result.value)
 
     @staticmethod
     def backward(ctx, grad_output):
-        (grad_pmf,) = ctx.saved_tensors
-        return grad_output * grad_pmf, None, None, None, None, None, None
+        (gradient,) = ctx.saved_tensors
+        return grad_output * gradient, None, None, None
+
+
+def noise_bound_tensor(
+    pmf: torch.Tensor,
+    *,
+    step: float,
+    mapping: AdditivePairMap | SubsampledPairMap,
+    **options,
+) -> torch.Tensor:
+    """Differentiable ``noise_bound(pmf, step, mapping, **options).value``."""
+    return NoiseBoundFunction.apply(pmf, step, mapping, options)
 
 
 def extended_ma_delta(
@@ -49,6 +58,43 @@ def extended_ma_delta(
     times: int,
     conversion: str = "tight",
     direction: str = "max",
+    q: float | None = None,
 ) -> torch.Tensor:
-    """Differentiable Extended MA delta of noise ``pmf`` (centred grid with ``step``)."""
-    return ExtendedMADelta.apply(pmf, step, sensitivity, epsilon, times, conversion, direction)
+    """Differentiable Extended MA delta of noise ``pmf`` (centred grid with ``step``),
+    additive with ``sensitivity``, or DP-SGD with rate ``q`` and clip ``sensitivity``."""
+    return noise_bound_tensor(
+        pmf,
+        step=step,
+        mapping=pair_map(step, sensitivity, q),
+        bound="MA",
+        epsilon=epsilon,
+        times=times,
+        conversion=conversion,
+        direction=direction,
+    )
+
+
+def buckets_delta(
+    pmf: torch.Tensor,
+    *,
+    step: float,
+    sensitivity: float,
+    epsilon: float,
+    times: int,
+    kind: str = "ADP",
+    direction: str = "max",
+    q: float | None = None,
+    width: float | None = None,
+) -> torch.Tensor:
+    """Differentiable smooth PrivacyBuckets delta (``kind`` ``"ADP"`` or ``"PDP"``) of noise
+    ``pmf`` after ``times`` releases; a training loss, not a certified bound."""
+    return noise_bound_tensor(
+        pmf,
+        step=step,
+        mapping=pair_map(step, sensitivity, q),
+        bound=kind,
+        epsilon=epsilon,
+        times=times,
+        direction=direction,
+        width=width,
+    )

@@ -1,0 +1,86 @@
+"""How a worst-case pair is built from a noise pmf, and the chain rule back to the noise.
+
+Both constructions of SPEC section 1 are linear in the noise pmf ``p`` (length ``N``),
+so the gradient of any bound with respect to ``p`` is the transpose of that linear map
+applied to the gradients with respect to the pair's masses ``A`` and ``B``:
+
+* additive shift by ``m`` grid steps: ``A = (p, 0_m)``, ``B = (0_m, p)``, so
+  ``d/dp_i = d/dA_i + d/dB_{i+m}``;
+* DP-SGD mixture (paper, eq. "DP-SGD worst-case distributions"):
+  ``A = (p, 0_m)``, ``B = (1 - q) A + q (0_m, p)``, so
+  ``d/dp_i = d/dA_i + (1 - q) d/dB_i + q d/dB_{i+m}``.
+
+A learner holds one of these maps and asks it for the pair of the current noise and
+for the noise gradient of a bound; it never builds pairs itself.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from accountant._checks import check_positive_int, check_probability
+from accountant.errors import InvalidInputError
+from accountant.noise import NoiseDistribution
+from accountant.pairs import WorstCasePair
+
+__all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
+
+
+def _check_gradient(name: str, gradient: np.ndarray, size: int) -> np.ndarray:
+    values = np.asarray(gradient, dtype=np.float64)
+    if values.shape != (size,):
+        raise InvalidInputError(
+            f"{name} must have shape ({size},) (noise size + shift), got {values.shape}"
+        )
+    return values
+
+
+@attrs.frozen
+class AdditivePairMap:
+    """Additive noise shifted by ``steps`` grid steps (sensitivity ``steps * step``)."""
+
+    steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
+
+    def pair(self, noise: NoiseDistribution) -> WorstCasePair:
+        """``A = (p, 0_m)``, ``B = (0_m, p)``."""
+        return WorstCasePair._additive(noise, self.steps)
+
+    def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
+        """``d/dp_i = d/dA_i + d/dB_{i+m}`` for gradients over the pair's outcomes."""
+        size = np.asarray(grad_a).size
+        grad_a = _check_gradient("grad_a", grad_a, size)
+        grad_b = _check_gradient("grad_b", grad_b, size)
+        return grad_a[: size - self.steps] + grad_b[self.steps :]
+
+
+@attrs.frozen
+class SubsampledPairMap:
+    """DP-SGD: Poisson sub-sampling with rate ``q``, clipping norm ``steps * step``."""
+
+    steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
+    q: float = attrs.field(converter=lambda v: check_probability("q", v))
+
+    def pair(self, noise: NoiseDistribution) -> WorstCasePair:
+        """``A = (p, 0_m)``, ``B = (1 - q) A + q (0_m, p)``."""
+        return WorstCasePair.subsampled(noise, self.q, self.steps * noise.step)
+
+    def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
+        """``d/dp_i = d/dA_i + (1 - q) d/dB_i + q d/dB_{i+m}``."""
+        size = np.asarray(grad_a).size
+        grad_a = _check_gradient("grad_a", grad_a, size)
+        grad_b = _check_gradient("grad_b", grad_b, size)
+        head = size - self.steps
+        return grad_a[:head] + (1.0 - self.q) * grad_b[:head] + self.q * grad_b[self.steps :]
+
+
+def pair_map(
+    step: float, sensitivity: float, q: float | None = None
+) -> AdditivePairMap | SubsampledPairMap:
+    """The pair map for noise on a grid with spacing ``step``: additive with
+    ``sensitivity`` (a whole number of steps), or the DP-SGD mixture with sampling rate
+    ``q`` and clipping norm ``sensitivity`` when ``q`` is given."""
+    probe = NoiseDistribution(pmf=np.ones(1), step=step, start=0.0)
+    if q is None:
+        return AdditivePairMap(probe.shift_steps(sensitivity))
+    return SubsampledPairMap(probe.shift_steps(sensitivity, name="clip"), q)
