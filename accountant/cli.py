@@ -179,9 +179,24 @@ def _run_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unavailable(subparsers, name: str, reason: ImportError) -> None:
+    """A subcommand whose plugin cannot be imported: running it reports why, in one line."""
+    stub = subparsers.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
+    stub.add_argument("arguments", nargs=argparse.REMAINDER)
+
+    def fail(args: argparse.Namespace) -> int:
+        raise ImportError(str(reason))
+
+    stub.set_defaults(func=fail)
+
+
 def _load_plugins(subparsers) -> None:
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        register = entry_point.load()
+        try:
+            register = entry_point.load()
+        except ImportError as exc:  # e.g. the [torch] extra is not installed
+            _unavailable(subparsers, entry_point.name, exc)
+            continue
         register(subparsers)
 
 

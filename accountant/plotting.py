@@ -1,4 +1,5 @@
-"""delta(eps) curves with their certified bounds, as a PNG (needs the ``plot`` extra)."""
+"""delta(eps) curves with their certified bounds, and noise pmfs side by side, as PNGs
+(needs the ``plot`` extra)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import numpy as np
 
 from accountant.buckets import PrivacyBuckets
 from accountant.moments import ExtendedMA
+from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair
 
-__all__ = ["plot_delta_curves"]
+__all__ = ["plot_delta_curves", "plot_noises"]
 
 
 def _pyplot():
@@ -82,6 +84,26 @@ def plot_delta_curves(
     axes.set_xlabel("epsilon")
     axes.set_ylabel("delta(epsilon)")
     axes.set_title(title or f"delta(epsilon) after n = {times} releases")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def plot_noises(noises: dict[str, NoiseDistribution], path: str, *, title: str = "") -> None:
+    """Write the pmfs of ``noises`` (label -> noise) on a log scale, as points per grid
+    value, so a learned noise can be compared with a truncated Gaussian or the LP optimum."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
+    styles = ("-", "--", ":", "-.")
+    for k, (label, noise) in enumerate(noises.items()):
+        positive = noise.pmf > 0
+        axes.plot(noise.grid[positive], noise.pmf[positive], ls=styles[k % 4], lw=1.4, label=label)
+    axes.set_yscale("log")
+    axes.set_xlabel("noise value x")
+    axes.set_ylabel("probability mass p(x)")
+    axes.set_title(title or "noise distributions")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()

@@ -13,7 +13,10 @@ surrogate. Here an outcome with loss ``L = (k + t) w`` (bucket width ``w``, inte
 and ``b``, and is differentiable everywhere except where ``L`` is a lattice point.
 Losses above ``loss_cap`` join the distinguishing events (the infinity bucket, as in
 the paper); losses below ``-loss_cap`` are raised to ``-loss_cap``. Both moves raise
-the loss, so they only make the loss larger.
+the loss, so they only make the loss larger. An outcome without A-mass contributes
+nothing; its derivative ``dl/da`` is taken at the lowest loss of the other outcomes,
+which over-estimates the one-sided derivative at ``a = 0`` (``dl/df`` is
+non-decreasing in the loss), and it keeps the lattice as short as the masses need.
 
 **Composition and its adjoint.** With ``f`` the single-release lattice masses,
 ``s = sum f`` and ``d`` the infinity mass, ``n`` releases give the lattice masses
@@ -95,11 +98,14 @@ class _Assignment:
 
 def _assign(a: np.ndarray, b: np.ndarray, width: float, cap: float) -> _Assignment:
     finite = b > 0
-    loss = np.full(a.size, -cap)
     both = finite & (a > 0)
+    loss = np.full(a.size, -cap)
     loss[both] = np.log(a[both]) - np.log(b[both])
     infinite = ~finite | (loss > cap)
     moving = both & ~infinite & (loss >= -cap)
+    # Outcomes without A-mass sit at the lowest loss of the others (see module docstring).
+    lowest = loss[both & ~infinite].min() if (both & ~infinite).any() else -cap
+    loss[finite & ~both] = lowest
     loss = np.clip(loss, -cap, cap)
     position = loss / width
     floor = np.floor(position)
@@ -120,7 +126,7 @@ def _weights(kind: str, epsilon: float, width: float, first: int, count: int) ->
     above = steps > threshold
     if kind == "PDP":
         return above.astype(np.float64)
-    return np.where(above, -np.expm1(epsilon - steps * width), 0.0)
+    return np.where(above, -np.expm1(np.minimum(epsilon - steps * width, 0.0)), 0.0)
 
 
 def _one_direction(

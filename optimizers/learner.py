@@ -1,0 +1,259 @@
+"""Learn truncated noise by gradient descent (paper, section "Approach"; SPEC section 5).
+
+Each epoch evaluates the model's noise ``p``, the training bound ``l(p)`` (value and
+gradient from :mod:`accountant` through :mod:`optimizers.autograd`) and the utility
+loss ``U(p)``, and takes one Adam step on
+
+* ``l(p) + w_t U(p)`` with ``w_t = max(w_0 / 2^(t / gamma), w_min)`` (the paper's
+  objective), or, when the problem has a ``target_delta``,
+* ``U(p) / U(p_0) + penalty * max(0, ln(l(p) / target_delta))^2``: the smallest
+  utility loss whose training bound stays at the target.
+
+The learning rate decays exponentially. The run keeps the best noise so far (lowest
+objective under the current weights), writes checkpoints atomically, resumes from them
+with identical results, and stops cleanly on Ctrl-C or SIGTERM, keeping what it learned.
+The result is certified by :func:`accountant.certify.certify` (PrivacyBuckets upper
+bound; never the training loss) and compared with the best truncated Gaussian of the
+same range and grid at the same certified delta.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from accountant.errors import AccountantError
+from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
+from optimizers.autograd import noise_bound_tensor
+from optimizers.checkpoints import load_checkpoint, save_checkpoint
+from optimizers.models import LogIncrementModel, build_model
+from optimizers.problem import LearningProblem, Schedule
+from optimizers.results import LearnedNoise, certify_learned
+
+__all__ = ["NoiseCollapseError", "learn"]
+
+COLLAPSE_DELTA = 0.99
+
+
+class NoiseCollapseError(AccountantError):
+    """The learned noise collapsed: its training bound reached delta ~ 1."""
+
+
+def _progress_bar(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return contextlib.nullcontext(None)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="epoch", dynamic_ncols=True, leave=True)
+
+
+@contextlib.contextmanager
+def _stop_requests() -> Iterator[dict[str, Any]]:
+    """Turn SIGINT and SIGTERM into a flag checked between epochs (main thread only)."""
+    flag: dict[str, Any] = {"signal": None}
+    if threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def request_stop(number: int, frame: Any) -> None:
+        flag["signal"] = signal.Signals(number).name
+
+    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield flag
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Module:
+    if schedule.model == "increments" and schedule.warm_start == "gaussian":
+        start = truncated_gaussian(problem.bound / 3.0, problem.bound, problem.step)
+        return LogIncrementModel.from_pmf(start.pmf)
+    return build_model(
+        schedule.model,
+        problem.half_size,
+        problem.bound,
+        seed=schedule.seed,
+        sigmoids=schedule.sigmoids,
+    )
+
+
+class _Objective:
+    """The training objective and the utility loss of a pmf tensor."""
+
+    def __init__(self, problem: LearningProblem, schedule: Schedule):
+        self.problem = problem
+        self.schedule = schedule
+        grid = problem.step * torch.arange(-problem.half_size, problem.half_size + 1)
+        self.grid = grid.to(torch.float64)
+        self.options: dict[str, Any] = {"bound": problem.loss, "epsilon": problem.epsilon}
+        self.options["times"] = problem.times
+        if problem.loss == "MA":
+            self.options["conversion"] = problem.conversion
+        self.mapping = problem.pair_map
+        self.utility_scale = 1.0
+
+    def utility(self, pmf: torch.Tensor) -> torch.Tensor:
+        if self.problem.utility == "L1":
+            return (pmf * self.grid.abs()).sum()
+        return torch.sqrt((pmf * self.grid**2).sum())
+
+    def bound(self, pmf: torch.Tensor) -> torch.Tensor:
+        return noise_bound_tensor(pmf, step=self.problem.step, mapping=self.mapping, **self.options)
+
+    def combine(self, bound: float | torch.Tensor, utility: Any, epoch: int) -> Any:
+        target = self.problem.target_delta
+        if target is None:
+            return bound + self.schedule.utility_weight_at(epoch) * utility
+        if isinstance(bound, torch.Tensor):
+            excess = torch.relu(torch.log(bound.clamp_min(1e-300) / target))
+        else:
+            excess = max(0.0, float(np.log(max(bound, 1e-300) / target)))
+        return utility / self.utility_scale + self.schedule.penalty * excess**2
+
+
+def _new_state(model: torch.nn.Module, schedule: Schedule) -> dict[str, Any]:
+    optimizer = torch.optim.Adam(model.parameters(), lr=schedule.learning_rate)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, schedule.learning_rate_decay)
+    return {
+        "optimizer": optimizer,
+        "scheduler": scheduler,
+        "epoch": 0,
+        "best": None,
+        "history": {"bound": [], "utility": [], "objective": []},
+        "seconds": 0.0,
+    }
+
+
+def _checkpoint_payload(problem, schedule, model, state) -> dict[str, Any]:
+    return {
+        "problem": problem.to_dict(),
+        "schedule": schedule.to_dict(),
+        "model": model.state_dict(),
+        "optimizer": state["optimizer"].state_dict(),
+        "scheduler": state["scheduler"].state_dict(),
+        "epoch": state["epoch"],
+        "best": state["best"],
+        "history": state["history"],
+        "seconds": state["seconds"],
+        "utility_scale": state.get("utility_scale", 1.0),
+    }
+
+
+def _restore(path, problem, schedule, model, state) -> None:
+    saved = load_checkpoint(path, problem, schedule)
+    model.load_state_dict(saved["model"])
+    state["optimizer"].load_state_dict(saved["optimizer"])
+    state["scheduler"].load_state_dict(saved["scheduler"])
+    for key in ("epoch", "best", "history", "seconds", "utility_scale"):
+        state[key] = saved[key]
+
+
+def _is_better(objective: _Objective, best: dict | None, bound: float, utility: float, epoch):
+    if best is None:
+        return True
+    now = objective.combine(bound, utility, epoch)
+    return now < objective.combine(best["bound"], best["utility"], epoch)
+
+
+def _check_collapse(bound: float, utility: float, epoch: int) -> None:
+    if not np.isfinite(bound) or not np.isfinite(utility) or bound >= COLLAPSE_DELTA:
+        raise NoiseCollapseError(
+            f"the noise collapsed at epoch {epoch}: training delta {bound:.4g}, utility loss "
+            f"{utility:.4g}; lower learning_rate or utility_weight (or set a target_delta), "
+            "then resume from the last checkpoint or start again"
+        )
+
+
+def learn(
+    problem: LearningProblem,
+    schedule: Schedule | None = None,
+    *,
+    checkpoint: str | Path | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    certify_accuracy: float = 1e-3,
+    compare: bool = True,
+) -> LearnedNoise:
+    """Learn noise for ``problem`` by ``schedule`` (module docstring), certify it and
+    compare it with the best truncated Gaussian (``compare``).
+
+    ``checkpoint``: file written every ``schedule.checkpoint_every`` epochs and when the
+    run stops; with ``resume=True`` the run continues from it (refused with
+    :class:`~optimizers.checkpoints.CheckpointError` if it is corrupted or belongs to
+    another problem or schedule). Raises :class:`NoiseCollapseError` when the training
+    bound reaches ``0.99``.
+    """
+    schedule = Schedule() if schedule is None else schedule
+    if resume and checkpoint is None:
+        raise AccountantError("resume=True needs a checkpoint path")
+    torch.manual_seed(schedule.seed)
+    model = _initial_model(problem, schedule)
+    objective = _Objective(problem, schedule)
+    state = _new_state(model, schedule)
+    if resume:
+        _restore(checkpoint, problem, schedule, model, state)
+    else:
+        with torch.no_grad():
+            state["utility_scale"] = float(objective.utility(model()))
+    objective.utility_scale = state["utility_scale"]
+
+    def save() -> None:
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, _checkpoint_payload(problem, schedule, model, state))
+
+    stopped_by = None
+    started = time.perf_counter() - state["seconds"]
+    with _stop_requests() as stop, _progress_bar(schedule.epochs, state["epoch"], progress) as bar:
+        while state["epoch"] < schedule.epochs:
+            epoch = state["epoch"]
+            state["optimizer"].zero_grad()
+            pmf = model()
+            bound = objective.bound(pmf)
+            utility = objective.utility(pmf)
+            loss = objective.combine(bound, utility, epoch)
+            loss.backward()
+            values = (bound.item(), utility.item(), loss.item())
+            _check_collapse(values[0], values[1], epoch)
+            if _is_better(objective, state["best"], values[0], values[1], epoch):
+                state["best"] = {
+                    "pmf": pmf.detach().clone(),
+                    "bound": values[0],
+                    "utility": values[1],
+                    "epoch": epoch,
+                }
+            for key, value in zip(("bound", "utility", "objective"), values, strict=True):
+                state["history"][key].append(value)
+            state["optimizer"].step()
+            state["scheduler"].step()
+            state["epoch"] = epoch + 1
+            state["seconds"] = time.perf_counter() - started
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(delta=f"{values[0]:.3g}", utility=f"{values[1]:.4g}")
+            if state["epoch"] % schedule.checkpoint_every == 0:
+                save()
+            if stop["signal"] is not None:
+                stopped_by = stop["signal"]
+                break
+    save()
+    best_pmf = state["best"]["pmf"].numpy().astype(np.float64)
+    noise: NoiseDistribution = from_array(best_pmf, problem.step)
+    return certify_learned(
+        noise,
+        problem,
+        schedule,
+        state,
+        stopped_by=stopped_by,
+        accuracy=certify_accuracy,
+        compare=compare,
+    )

@@ -1,0 +1,186 @@
+"""What to learn (:class:`LearningProblem`) and how (:class:`Schedule`).
+
+Both are frozen, validated on construction (bad values raise
+:class:`~accountant.errors.InvalidInputError` naming the field and the value) and
+round-trip through plain dicts, which is how checkpoints and saved results record them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+from accountant._checks import (
+    check_epsilons,
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    check_target_delta,
+)
+from accountant.errors import InvalidInputError
+from accountant.noise_bounds import BOUNDS
+from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+
+__all__ = ["LearningProblem", "Schedule"]
+
+UTILITIES = ("L1", "L2")
+MODELS = ("increments", "sigmoid")
+WARM_STARTS = ("gaussian", "model")
+
+
+def _one_of(choices: tuple[str, ...]):
+    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if value not in choices:
+            raise InvalidInputError(f"{attribute.name} must be one of {choices}, got {value!r}")
+
+    return check
+
+
+def _converter(check):
+    def convert(value: Any) -> Any:
+        return value if value is None else check(value)
+
+    return convert
+
+
+def _epsilon(value: Any) -> float:
+    array = check_epsilons("epsilon", value)
+    if array.size != 1:
+        raise InvalidInputError(f"epsilon must be one number, got {array.size} values")
+    return float(array.reshape(-1)[0])
+
+
+@attrs.frozen
+class LearningProblem:
+    """Learn symmetric, monotone noise on the grid ``-bound..bound`` (spacing ``step``)
+    for ``times`` releases at ``epsilon``: additive with ``sensitivity``, or DP-SGD with
+    sampling rate ``q`` and clipping norm ``sensitivity`` when ``q`` is given.
+
+    ``utility``: ``"L1"`` or ``"L2"`` (SPEC section 4). ``loss``: the training bound
+    ``"ADP"``, ``"PDP"`` (smooth PrivacyBuckets) or ``"MA"`` (Extended MA, with
+    ``conversion``). ``target_delta``: if given, minimise the utility loss subject to
+    the training bound staying at ``target_delta``; otherwise minimise the paper's
+    ``bound + w_t * utility``.
+    """
+
+    bound: float = attrs.field(converter=lambda v: check_positive_real("bound", v))
+    step: float = attrs.field(converter=lambda v: check_positive_real("step", v))
+    epsilon: float = attrs.field(converter=_epsilon)
+    times: int = attrs.field(converter=lambda v: check_positive_int("times", v))
+    sensitivity: float = attrs.field(
+        default=1.0, converter=lambda v: check_positive_real("sensitivity", v)
+    )
+    q: float | None = attrs.field(
+        default=None, converter=_converter(lambda v: check_probability("q", v))
+    )
+    utility: str = attrs.field(default="L1", validator=_one_of(UTILITIES))
+    loss: str = attrs.field(default="ADP", validator=_one_of(BOUNDS))
+    conversion: str = attrs.field(default="tight", validator=_one_of(("tight", "paper")))
+    target_delta: float | None = attrs.field(
+        default=None, converter=_converter(lambda v: check_target_delta("target_delta", v))
+    )
+
+    def __attrs_post_init__(self) -> None:
+        half = self.bound / self.step
+        if abs(half - round(half)) > 1e-9 * max(1.0, half) or round(half) < 1:
+            raise InvalidInputError(
+                f"bound={self.bound!r} must be a positive whole number of grid steps "
+                f"(step={self.step!r})"
+            )
+        self.pair_map  # noqa: B018 - validates the sensitivity against the grid
+        if self.pair_map.steps >= self.size:
+            raise InvalidInputError(
+                f"sensitivity={self.sensitivity!r} must be smaller than the noise range "
+                f"2 * bound = {2 * self.bound!r}"
+            )
+
+    @property
+    def half_size(self) -> int:
+        """Grid points left of 0."""
+        return round(self.bound / self.step)
+
+    @property
+    def size(self) -> int:
+        """Grid points ``2 * half_size + 1``."""
+        return 2 * self.half_size + 1
+
+    @property
+    def pair_map(self) -> AdditivePairMap | SubsampledPairMap:
+        """How the worst-case pair is built from the noise."""
+        return pair_map(self.step, self.sensitivity, self.q)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values, for JSON."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> LearningProblem:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**values)
+
+
+@attrs.frozen
+class Schedule:
+    """How to learn: ``epochs`` Adam steps with learning rate ``learning_rate`` decayed
+    by ``learning_rate_decay`` per epoch; utility weight ``w_t = max(w_0 / 2^(t /
+    weight_half_life), weight_min)`` (SPEC section 5); model ``"increments"`` (linear
+    cost) or ``"sigmoid"`` (the paper's, with ``sigmoids`` sigmoids); ``warm_start``
+    ``"gaussian"`` starts the increments model from a truncated Gaussian of standard
+    deviation ``bound / 3``, ``"model"`` from the model's own initialisation.
+    ``checkpoint_every``: epochs between checkpoints.
+    """
+
+    epochs: int = attrs.field(default=2000, converter=lambda v: check_positive_int("epochs", v))
+    learning_rate: float = attrs.field(
+        default=0.05, converter=lambda v: check_positive_real("learning_rate", v)
+    )
+    learning_rate_decay: float = attrs.field(
+        default=0.999, converter=lambda v: check_probability("learning_rate_decay", v)
+    )
+    utility_weight: float = attrs.field(
+        default=0.5, converter=lambda v: check_positive_real("utility_weight", v)
+    )
+    weight_half_life: float = attrs.field(
+        default=250.0, converter=lambda v: check_positive_real("weight_half_life", v)
+    )
+    weight_min: float = attrs.field(
+        default=1e-7, converter=lambda v: check_positive_real("weight_min", v)
+    )
+    penalty: float = attrs.field(
+        default=100.0, converter=lambda v: check_positive_real("penalty", v)
+    )
+    model: str = attrs.field(default="increments", validator=_one_of(MODELS))
+    sigmoids: int = attrs.field(default=1000, converter=lambda v: check_positive_int("sigmoids", v))
+    warm_start: str = attrs.field(default="gaussian", validator=_one_of(WARM_STARTS))
+    seed: int = attrs.field(default=0, converter=lambda v: _seed(v))
+    checkpoint_every: int = attrs.field(
+        default=100, converter=lambda v: check_positive_int("checkpoint_every", v)
+    )
+
+    def utility_weight_at(self, epoch: int) -> float:
+        """``w_t = max(w_0 / 2^(t / gamma), w_min)``."""
+        return max(self.utility_weight / 2.0 ** (epoch / self.weight_half_life), self.weight_min)
+
+    def learning_rate_at(self, epoch: int) -> float:
+        """``lr_0 * decay^t``."""
+        return self.learning_rate * self.learning_rate_decay**epoch
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values, for JSON."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Schedule:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**values)
+
+
+def _seed(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInputError(f"seed must be a non-negative integer, got {value!r}")
+    if int(value) != value or value < 0:
+        raise InvalidInputError(f"seed must be a non-negative integer, got {value!r}")
+    return int(check_finite_real("seed", value))
