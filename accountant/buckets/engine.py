@@ -262,7 +262,9 @@ class PrivacyBuckets:
             worst = int(np.argmax(_bracket_terms(lower, upper)))
             if gap[worst] < 0.5 * (upper[worst] - lower[worst]) or gap[worst] <= 0.0:
                 break  # bucketing is not what limits the bracket
-            factor = max(0.125, 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst]))
+            wanted = 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst])
+            # At most 0.6: a real step, so that only the memory budget trips the test below.
+            factor = min(0.6, max(0.125, wanted))
             finer = {d: self._refined_width(d, w * factor) for d, w in widths.items()}
             if all(finer[d] > 0.7 * widths[d] for d in widths):
                 break  # the memory budget allows no real refinement
