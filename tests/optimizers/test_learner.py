@@ -106,7 +106,7 @@ def test_bad_checkpoints_are_refused(tmp_path):
     problem = _problem()
     path = tmp_path / "run.ckpt"
     learn(problem, _schedule(epochs=7), checkpoint=path, progress=False, compare=False)
-    with pytest.raises(CheckpointError, match="epsilon: checkpoint 1.0, now 0.7"):
+    with pytest.raises(CheckpointError, match=r"epsilon: checkpoint 1\.0, now 0\.7"):
         learn(_problem(epsilon=0.7), _schedule(), checkpoint=path, resume=True, progress=False)
     with pytest.raises(CheckpointError, match="learning_rate"):
         learn(problem, _schedule(learning_rate=0.2), checkpoint=path, resume=True)
