@@ -23,6 +23,7 @@ import contextlib
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from accountant.errors import AccountantError
+from accountant.certify import best_truncated_gaussian
+from accountant.errors import AccountantError, CertificationWarning, InfeasibleTargetError
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
 from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import load_checkpoint, save_checkpoint
@@ -74,10 +76,30 @@ def _stop_requests() -> Iterator[dict[str, Any]]:
             signal.signal(number, handler)
 
 
+def _warm_start_gaussian(problem: LearningProblem) -> NoiseDistribution:
+    """The best truncated Gaussian meeting ``target_delta`` (certified), else sigma =
+    bound / 3 (or that one when no truncated Gaussian of the range meets the target)."""
+    if problem.target_delta is not None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CertificationWarning)
+                return best_truncated_gaussian(
+                    bound=problem.bound,
+                    step=problem.step,
+                    pair_map=problem.pair_map,
+                    epsilon=problem.epsilon,
+                    times=problem.times,
+                    target_delta=problem.target_delta,
+                    utility=problem.utility,
+                ).noise
+        except InfeasibleTargetError:
+            pass
+    return truncated_gaussian(problem.bound / 3.0, problem.bound, problem.step)
+
+
 def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Module:
     if schedule.model == "increments" and schedule.warm_start == "gaussian":
-        start = truncated_gaussian(problem.bound / 3.0, problem.bound, problem.step)
-        return LogIncrementModel.from_pmf(start.pmf)
+        return LogIncrementModel.from_pmf(_warm_start_gaussian(problem).pmf)
     return build_model(
         schedule.model,
         problem.half_size,
@@ -99,6 +121,8 @@ class _Objective:
         self.options["times"] = problem.times
         if problem.loss == "MA":
             self.options["conversion"] = problem.conversion
+        else:
+            self.options["width"] = problem.bucket_width
         self.mapping = problem.pair_map
         self.utility_scale = 1.0
 
@@ -183,6 +207,7 @@ def learn(
     progress: bool = True,
     certify_accuracy: float = 1e-3,
     compare: bool = True,
+    time_limit: float | None = None,
 ) -> LearnedNoise:
     """Learn noise for ``problem`` by ``schedule`` (module docstring), certify it and
     compare it with the best truncated Gaussian (``compare``).
@@ -190,8 +215,9 @@ def learn(
     ``checkpoint``: file written every ``schedule.checkpoint_every`` epochs and when the
     run stops; with ``resume=True`` the run continues from it (refused with
     :class:`~optimizers.checkpoints.CheckpointError` if it is corrupted or belongs to
-    another problem or schedule). Raises :class:`NoiseCollapseError` when the training
-    bound reaches ``0.99``.
+    another problem or schedule). ``time_limit``: seconds of training after which the
+    run stops as if interrupted (``stopped_by="time limit"``). Raises
+    :class:`NoiseCollapseError` when the training bound reaches ``0.99``.
     """
     schedule = Schedule() if schedule is None else schedule
     if resume and checkpoint is None:
@@ -242,6 +268,8 @@ def learn(
                 bar.set_postfix(delta=f"{values[0]:.3g}", utility=f"{values[1]:.4g}")
             if state["epoch"] % schedule.checkpoint_every == 0:
                 save()
+            if time_limit is not None and state["seconds"] >= time_limit:
+                stop["signal"] = "time limit"
             if stop["signal"] is not None:
                 stopped_by = stop["signal"]
                 break

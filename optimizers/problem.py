@@ -63,7 +63,9 @@ class LearningProblem:
     ``"ADP"``, ``"PDP"`` (smooth PrivacyBuckets) or ``"MA"`` (Extended MA, with
     ``conversion``). ``target_delta``: if given, minimise the utility loss subject to
     the training bound staying at ``target_delta``; otherwise minimise the paper's
-    ``bound + w_t * utility``.
+    ``bound + w_t * utility``. ``bucket_width``: loss width of the smooth bucket bounds
+    (default about 0.005, see :func:`accountant.buckets.smooth.default_smooth_width`);
+    finer widths follow the composition of many releases more closely.
     """
 
     bound: float = attrs.field(converter=lambda v: check_positive_real("bound", v))
@@ -81,6 +83,9 @@ class LearningProblem:
     conversion: str = attrs.field(default="tight", validator=_one_of(("tight", "paper")))
     target_delta: float | None = attrs.field(
         default=None, converter=_converter(lambda v: check_target_delta("target_delta", v))
+    )
+    bucket_width: float | None = attrs.field(
+        default=None, converter=_converter(lambda v: check_positive_real("bucket_width", v))
     )
 
     def __attrs_post_init__(self) -> None:
@@ -129,7 +134,8 @@ class Schedule:
     weight_half_life), weight_min)`` (SPEC section 5); model ``"increments"`` (linear
     cost) or ``"sigmoid"`` (the paper's, with ``sigmoids`` sigmoids); ``warm_start``
     ``"gaussian"`` starts the increments model from a truncated Gaussian of standard
-    deviation ``bound / 3``, ``"model"`` from the model's own initialisation.
+    deviation ``bound / 3`` or, with a ``target_delta``, from the best truncated Gaussian
+    meeting it; ``"model"`` starts from the model's own initialisation.
     ``checkpoint_every``: epochs between checkpoints.
     """
 

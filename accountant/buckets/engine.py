@@ -39,6 +39,8 @@ __all__ = ["PrivacyBuckets"]
 _DIRECTIONS = ("A/B", "B/A")
 #: How often the width is refined for one query before the engine settles.
 MAX_REFINEMENTS = 4
+# A loss lattice finer than the generic width by more than this factor is ignored.
+LATTICE_FINENESS = 64.0
 #: Bucket count the first composition aims at before any refinement.
 INITIAL_BUCKETS = 1 << 18
 
@@ -129,7 +131,7 @@ class PrivacyBuckets:
         self._cache[("span", direction)] = span
         spacing = _common_lattice(lattices)
         generic = 4.0 * math.sqrt(self.accuracy) * deviation / releases
-        if spacing is not None and spacing > 0.0:
+        if spacing is not None and spacing > 0.0 and spacing * LATTICE_FINENESS >= generic:
             # Bucket edges on the lattice: the spacing itself makes the composition exact,
             # a multiple of it is used only when the memory budget demands.
             self._cache[("lattice", direction)] = spacing
@@ -137,6 +139,8 @@ class PrivacyBuckets:
         elif spacing == 0.0:
             width = max(span, 1.0)
         else:
+            # No lattice, or one so fine (e.g. a DP-SGD mixture's accidental common
+            # divisor) that following it would fill the memory budget for no gain.
             # Start coarse (a few hundred thousand buckets at most); the query refines the
             # width only where bucketing, not round-off or lost mass, limits the bracket.
             width = max(generic, span / INITIAL_BUCKETS, 2.0 * span / self.max_buckets, 1e-12)
