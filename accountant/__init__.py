@@ -12,6 +12,14 @@ True
 
 from accountant import mechanisms, noise, optimal
 from accountant.buckets import Bounds, EpsilonBounds, PrivacyBuckets
+from accountant.buckets.smooth import SmoothDelta, smooth_bucket_delta
+from accountant.certification import (
+    Certificate,
+    GaussianBaseline,
+    best_truncated_gaussian,
+    certify,
+    kl_divergence,
+)
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -28,6 +36,8 @@ from accountant.moments_results import (
     PairGradient,
 )
 from accountant.noise import NoiseDistribution
+from accountant.noise_bounds import NoiseBound, noise_bound
+from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 from accountant.pairs import WorstCasePair, additive_shift_pairs
 from accountant.pld import (
     PrivacyLossDistribution,
@@ -41,30 +51,42 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AccountantError",
+    "AdditivePairMap",
     "Bounds",
+    "Certificate",
     "CertificationWarning",
     "DirectionalBound",
     "EpsilonBounds",
     "ExtendedMA",
+    "GaussianBaseline",
     "InfeasibleTargetError",
     "InvalidInputError",
     "LogMomentSource",
     "MomentsDelta",
     "MomentsGradient",
+    "NoiseBound",
     "NoiseDistribution",
     "PairGradient",
     "PairLogMoments",
     "PrivacyBuckets",
     "PrivacyLossDistribution",
     "ShiftInvarianceWarning",
+    "SmoothDelta",
+    "SubsampledPairMap",
     "WorstCasePair",
     "__version__",
     "additive_shift_pairs",
+    "best_truncated_gaussian",
+    "certify",
     "exact_delta",
     "exact_delta_pdp",
     "exact_epsilon",
+    "kl_divergence",
     "mechanisms",
     "noise",
+    "noise_bound",
     "optimal",
+    "pair_map",
     "privacy_loss_distribution",
+    "smooth_bucket_delta",
 ]

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from accountant.certify import kl_divergence  # noqa: E402
+from accountant.certification import kl_divergence  # noqa: E402
 from accountant.errors import CertificationWarning  # noqa: E402
 from accountant.optimal import optimal_noise  # noqa: E402
 from accountant.plotting import plot_noises  # noqa: E402
@@ -105,9 +105,8 @@ def _run(name: str, quick: bool, figures: Path) -> dict:
         noises["LP optimum (n = 1)"] = optimum.noise
     row["total_seconds"] = time.perf_counter() - started
     figure = figures / f"learned-{name}.png"
-    title = (
-        f"{name}: eps {problem.epsilon:g}, n {problem.times}, U_{problem.utility}"
-        + (f", DP-SGD q {problem.q:g}" if problem.q is not None else "")
+    title = f"{name}: eps {problem.epsilon:g}, n {problem.times}, U_{problem.utility}" + (
+        f", DP-SGD q {problem.q:g}" if problem.q is not None else ""
     )
     plot_noises(noises, str(figure), title=title)
     row["figure"] = f"figures/{figure.name}"

@@ -4,6 +4,11 @@ All privacy mathematics lives in :mod:`accountant`; this package only wraps it a
 torch autograd functions and training loops. Install it with the ``torch`` extra::
 
     pip install 'truncated-noise-accountant[torch]'
+
+>>> from optimizers import LearningProblem, Schedule, learn
+>>> problem = LearningProblem(bound=5.0, step=0.05, epsilon=0.3, times=1, target_delta=0.0503)
+>>> result = learn(problem, Schedule(epochs=3000, learning_rate=0.3))  # doctest: +SKIP
+>>> result.delta, result.utility  # certified PrivacyBuckets delta, U_L1  # doctest: +SKIP
 """
 
 try:
@@ -15,4 +20,23 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "from a checkout)"
     ) from exc
 
-__all__: list[str] = []
+from optimizers.autograd import buckets_delta, extended_ma_delta
+from optimizers.checkpoints import CheckpointError
+from optimizers.learner import NoiseCollapseError, learn
+from optimizers.models import LogIncrementModel, SigmoidStackModel, build_model
+from optimizers.problem import LearningProblem, Schedule
+from optimizers.results import LearnedNoise
+
+__all__ = [
+    "CheckpointError",
+    "LearnedNoise",
+    "LearningProblem",
+    "LogIncrementModel",
+    "NoiseCollapseError",
+    "Schedule",
+    "SigmoidStackModel",
+    "buckets_delta",
+    "build_model",
+    "extended_ma_delta",
+    "learn",
+]

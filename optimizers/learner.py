@@ -12,7 +12,7 @@ loss ``U(p)``, and takes one Adam step on
 The learning rate decays exponentially. The run keeps the best noise so far (lowest
 objective under the current weights), writes checkpoints atomically, resumes from them
 with identical results, and stops cleanly on Ctrl-C or SIGTERM, keeping what it learned.
-The result is certified by :func:`accountant.certify.certify` (PrivacyBuckets upper
+The result is certified by :func:`accountant.certification.certify` (PrivacyBuckets upper
 bound; never the training loss) and compared with the best truncated Gaussian of the
 same range and grid at the same certified delta.
 """
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from accountant.certify import best_truncated_gaussian
+from accountant.certification import best_truncated_gaussian
 from accountant.errors import AccountantError, CertificationWarning, InfeasibleTargetError
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
 from optimizers.autograd import noise_bound_tensor

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant.certify import Certificate, GaussianBaseline, best_truncated_gaussian, certify
+from accountant.certification import Certificate, GaussianBaseline, best_truncated_gaussian, certify
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from optimizers.problem import LearningProblem, Schedule

@@ -69,12 +69,9 @@ class Certificate:
     description: str
 
     def utility(self, kind: str = "L1") -> float:
-        """The utility loss ``"L1"`` (mean ``|x|``) or ``"L2"`` (root mean square)."""
-        if kind == "L1":
-            return self.utility_l1
-        if kind == "L2":
-            return self.utility_l2
-        raise InvalidInputError(f"kind must be 'L1' or 'L2', got {kind!r}")
+        """The utility loss ``"L1"`` (mean ``|x|``) or ``"L2"`` (root mean square) of the
+        certified noise (the same numbers as ``utility_l1`` and ``utility_l2``)."""
+        return self.noise.utility(kind)
 
 
 @attrs.frozen

@@ -16,7 +16,7 @@ from accountant import (
     PrivacyBuckets,
     noise,
 )
-from accountant.certify import (
+from accountant.certification import (
     Certificate,
     GaussianBaseline,
     best_truncated_gaussian,
