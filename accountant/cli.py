@@ -15,12 +15,19 @@ import time
 import warnings
 from collections.abc import Sequence
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import numpy as np
 
 from accountant import noise
+from accountant._checks import check_pmf
 from accountant.audit import audit_additive, audit_pairs
-from accountant.errors import AccountantError, CertificationWarning, ShiftInvarianceWarning
+from accountant.errors import (
+    AccountantError,
+    CertificationWarning,
+    InvalidInputError,
+    ShiftInvarianceWarning,
+)
 from accountant.pairs import WorstCasePair, additive_shift_pairs
 from accountant.plotting import plot_delta_curves
 
@@ -109,17 +116,25 @@ def _load_noise(args: argparse.Namespace) -> tuple[noise.NoiseDistribution, str]
     if args.pmf_file is None:
         raise _UsageError("accountant audit: error: --family file needs --pmf-file")
     try:
-        if args.pmf_file.endswith(".npy"):
-            values = np.load(args.pmf_file, allow_pickle=False)
-        else:
-            values = np.loadtxt(
-                args.pmf_file, delimiter="," if args.pmf_file.endswith(".csv") else None
-            )
+        # Reliability fix: an empty text file made loadtxt print a UserWarning to stderr,
+        # so the error was no longer one line; the emptiness is reported below instead.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            if args.pmf_file.endswith(".npy"):
+                values = np.load(args.pmf_file, allow_pickle=False)
+            else:
+                values = np.loadtxt(
+                    args.pmf_file, delimiter="," if args.pmf_file.endswith(".csv") else None
+                )
     except (OSError, ValueError) as exc:
         raise _UsageError(
             f"accountant audit: error: cannot read --pmf-file {args.pmf_file!r}: {exc}"
         ) from None
     values = np.ravel(values)
+    try:
+        check_pmf("pmf", values)
+    except AccountantError as exc:  # reliability fix: name the flag, not only "pmf"
+        raise _UsageError(f"accountant audit: error: --pmf-file {args.pmf_file!r}: {exc}") from None
     return noise.from_array(
         values, args.step, args.start
     ), f"pmf from {args.pmf_file} (step {args.step:g})"
@@ -136,6 +151,8 @@ def _run_audit(args: argparse.Namespace) -> int:
         raise _UsageError(
             f"accountant audit: error: --plot must name a .png file, got {args.plot!r}"
         )
+    if args.plot is not None:
+        check_output_path("--plot", args.plot)
     epsilon = args.epsilon if args.epsilon is not None or args.target_delta is not None else 0.3
     chosen, description = _load_noise(args)
     common = {"epsilon": epsilon, "target_delta": args.target_delta, "direction": args.direction}
@@ -177,6 +194,26 @@ def _run_audit(args: argparse.Namespace) -> int:
             print(f"plot written to {args.plot}")
         print(f"\n(computed in {elapsed:.2f} s)")
     return 0
+
+
+def check_output_path(flag: str, path: str, *, directory: bool = False) -> None:
+    """Refuse, before any work is done, an output ``path`` that cannot be created: a file
+    where a directory is needed (or the reverse), or a parent that is not a directory.
+
+    Reliability fix: such paths used to fail only at the end of a run, with a traceback
+    (NotADirectoryError / FileExistsError) and the work of the run not saved.
+    """
+    target = Path(path)
+    if target.exists() and target.is_dir() != directory:
+        wanted, found = ("a directory", "a file") if directory else ("a file", "a directory")
+        raise InvalidInputError(f"{flag} must name {wanted}, got {path!r}, which is {found}")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise InvalidInputError(
+                    f"{flag} cannot be written: {str(parent)!r} is not a directory, got {path!r}"
+                )
+            return
 
 
 def _unavailable(subparsers, name: str, reason: ImportError) -> None:
@@ -228,6 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"accountant: error: {exc}", file=sys.stderr)
         return 2
     except (AccountantError, ValueError) as exc:
+        print(f"accountant: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # reliability fix: e.g. --output, --checkpoint or --plot in a
+        # directory that cannot exist (a file in the way) used to end in a traceback
         print(f"accountant: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -22,12 +22,32 @@ import attrs
 import numpy as np
 from scipy.special import logsumexp, softmax
 
+from accountant._checks import check_finite_real
+from accountant.errors import InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
 
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
 
 Direction = str  # "A/B" or "B/A"
+
+
+# Reliability fix: the public PairLogMoments (and ExtendedMA.log_moment) took lam and
+# direction unchecked, so NaN gave NaN, a negative lam a meaningless number, and a bad
+# direction a bare KeyError. These helpers refuse them naming the argument.
+def check_lambda(lam: object) -> float:
+    """A moment order ``lam``: finite and ``>= 0``."""
+    value = check_finite_real("lam", lam)
+    if value < 0.0:
+        raise InvalidInputError(f"lam must be >= 0, got {value!r}")
+    return value
+
+
+def check_one_direction(direction: object) -> str:
+    """``"A/B"`` or ``"B/A"``."""
+    if direction not in ("A/B", "B/A"):
+        raise InvalidInputError(f"direction must be 'A/B' or 'B/A', got {direction!r}")
+    return str(direction)
 
 
 @runtime_checkable
@@ -82,9 +102,16 @@ class PairLogMoments:
     """
 
     def __init__(self, pairs: WorstCasePair | Sequence[WorstCasePair]):
-        self.pairs: tuple[WorstCasePair, ...] = (
-            (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
-        )
+        try:  # reliability fix: None and [] used to fail later with TypeError / ValueError
+            chosen = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
+        except TypeError:
+            chosen = ()
+        if not chosen or not all(isinstance(p, WorstCasePair) for p in chosen):
+            raise InvalidInputError(
+                "pairs must be a WorstCasePair or a non-empty sequence of them, "
+                f"got {type(pairs).__name__}"
+            )
+        self.pairs: tuple[WorstCasePair, ...] = chosen
         self._plds = {
             d: tuple(privacy_loss_distribution(p, d) for p in self.pairs) for d in ("A/B", "B/A")
         }
@@ -96,24 +123,30 @@ class PairLogMoments:
 
     def plds(self, direction: Direction) -> tuple[PrivacyLossDistribution, ...]:
         """The PLD of each pair in ``direction``."""
-        return self._plds[direction]
+        return self._plds[check_one_direction(direction)]
 
     def _argmax_pair(self, lam: float, direction: Direction) -> int:
         values = [pld_log_moment(pld, lam) for pld in self._plds[direction]]
         return int(np.argmax(values))
 
     def log_moment(self, lam: float, direction: Direction) -> float:
-        return max(pld_log_moment(pld, lam) for pld in self._plds[direction])
+        """``Gamma_lambda`` in ``direction``: the largest over the pairs."""
+        lam = check_lambda(lam)
+        return max(pld_log_moment(pld, lam) for pld in self.plds(direction))
 
     def log_moment_slope(self, lam: float, direction: Direction) -> float:
-        pld = self._plds[direction][self._argmax_pair(lam, direction)]
+        """``dGamma_lambda / dlambda`` of the pair that attains :meth:`log_moment` at ``lam``."""
+        lam = check_lambda(lam)
+        pld = self.plds(direction)[self._argmax_pair(lam, direction)]
         return pld_log_moment_slope(pld, lam)
 
     def distinguishing_mass(self, direction: Direction) -> float:
-        return max(pld.distinguishing_mass for pld in self._plds[direction])
+        """``omega`` in ``direction``: the largest over the pairs."""
+        return max(pld.distinguishing_mass for pld in self.plds(direction))
 
     def max_finite_loss(self, direction: Direction) -> float:
-        return max(pld.max_finite_loss for pld in self._plds[direction])
+        """The largest finite loss over the pairs (``-inf`` if there is none)."""
+        return max(pld.max_finite_loss for pld in self.plds(direction))
 
     def log_moment_log_gradient(self, lam: float, direction: Direction) -> LogMomentGradient:
         """Partial derivatives of ``Gamma_lambda`` with respect to the masses of the pair
@@ -125,7 +158,8 @@ class PairLogMoments:
         for finite outcomes and 0 elsewhere; for direction B/A the roles of the pair's
         ``a`` and ``b`` are swapped. Outcomes with ``L = +inf`` are left to omega.
         """
-        index = self._argmax_pair(lam, direction)
+        lam = check_lambda(lam)
+        index = self._argmax_pair(lam, check_one_direction(direction))
         pair = self.pairs[index]
         first, second = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
         finite = (first > 0.0) & (second > 0.0)

@@ -33,7 +33,12 @@ from accountant._checks import (
 from accountant._composition import add_releases
 from accountant._lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 from accountant.errors import InfeasibleTargetError, InvalidInputError
-from accountant.log_moments import LogMomentSource, PairLogMoments
+from accountant.log_moments import (
+    LogMomentSource,
+    PairLogMoments,
+    check_lambda,
+    check_one_direction,
+)
 from accountant.moments_results import (
     DirectionalBound,
     MomentsDelta,
@@ -124,6 +129,8 @@ class ExtendedMA:
 
     def log_moment(self, lam: float, direction: str = "A/B") -> float:
         """``G(lambda) = sum_i n_i Gamma_lambda(A_i || B_i)``."""
+        lam = check_lambda(lam)  # reliability fix: NaN / bad direction were not refused
+        direction = check_one_direction(direction)
         return math.fsum(c.times * c.source.log_moment(lam, direction) for c in self.components)
 
     def _log_moment_slope(self, lam: float, direction: str) -> float:
@@ -147,7 +154,7 @@ class ExtendedMA:
         """Composed ``Omega = 1 - prod_i (1 - omega_i)^{n_i}`` (max over directions by default)."""
         direction = check_direction("direction", direction)
         directions = _DIRECTIONS if direction == "max" else (direction,)
-        return max(-math.expm1(self._log_no_distinguishing(d)) for d in directions)
+        return max(0.0 - math.expm1(self._log_no_distinguishing(d)) for d in directions)
 
     # -- delta -------------------------------------------------------------------------
 
@@ -160,7 +167,7 @@ class ExtendedMA:
 
     def _bound(self, eps: float, direction: str) -> DirectionalBound:
         log_keep = self._log_no_distinguishing(direction)
-        omega = -math.expm1(log_keep)
+        omega = 0.0 - math.expm1(log_keep)  # 0.0 - ...: never -0.0
         if log_keep == -math.inf:
             return DirectionalBound(delta=1.0, lam=0.0, distinguishing_mass=1.0, finite_part=0.0)
         if eps >= self._max_total_loss(direction):
@@ -213,7 +220,7 @@ class ExtendedMA:
 
     def _epsilon(self, target: float, direction: str) -> float:
         log_keep = self._log_no_distinguishing(direction)
-        omega = -math.expm1(log_keep)
+        omega = 0.0 - math.expm1(log_keep)  # 0.0 - ...: never -0.0
         max_loss = self._max_total_loss(direction)
         budget = target - omega
         if budget < 0.0 or (budget == 0.0 and math.isinf(max_loss)):
@@ -246,10 +253,17 @@ class ExtendedMA:
 
     def _verified(self, eps: float, target: float, direction: str) -> float:
         """Nudge ``eps`` up until the bound at it is certainly <= target (rounding guard)."""
-        for _ in range(64):
+        # The step doubles from max(1e-12 eps, 1e-18): a fixed relative step (plus 1e-300)
+        # never moved an eps of ~3e-17 far enough to absorb the rounding of a bound that
+        # is tight up to ~1e-16 (e.g. A = (1, 0), B = (1 - 1e-6, 1e-6), delta = 1e-6
+        # raised "could not certify"). Overshooting (by less than twice the needed nudge)
+        # only makes the answer slightly more conservative.
+        step = max(eps * 1e-12, 1e-18)
+        for _ in range(96):
             if self._bound(eps, direction).delta <= target:
                 return eps
-            eps = eps * (1.0 + 1e-12) + 1e-300
+            eps += step
+            step *= 2.0
         raise InfeasibleTargetError(  # pragma: no cover - defensive
             f"could not certify an epsilon for delta={target!r} (direction {direction})"
         )

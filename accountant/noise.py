@@ -180,7 +180,9 @@ def truncated_gaussian(sigma: float, bound: float, step: float) -> NoiseDistribu
     (paper, Example "Truncated Gaussian Noise"), grid ``-bound..bound`` with spacing ``step``."""
     sigma = check_positive_real("sigma", sigma)
     grid = _symmetric_grid(bound, step)
-    return _from_log_density(grid, -0.5 * (grid / sigma) ** 2)
+    with np.errstate(over="ignore"):  # reliability fix: a tiny sigma overflows to -inf
+        log_density = -0.5 * (grid / sigma) ** 2  # log density: mass exactly 0, no warning
+    return _from_log_density(grid, log_density)
 
 
 def truncated_laplace(scale: float, bound: float, step: float) -> NoiseDistribution:
@@ -208,7 +210,10 @@ def staircase(
     sensitivity = check_positive_real("sensitivity", sensitivity)
     epsilon = check_positive_real("epsilon", epsilon)
     if gamma is None:
-        gamma = 1.0 / (1.0 + math.exp(epsilon / 2.0))
+        # Reliability fix: math.exp overflowed for eps > ~1420; 1 / (1 + e^h) = e^-h there
+        # to within 1e-300 relative.
+        half = epsilon / 2.0
+        gamma = 1.0 / (1.0 + math.exp(half)) if half < 700.0 else math.exp(-half)
     gamma = check_finite_real("gamma", gamma)
     if not 0.0 <= gamma <= 1.0:
         raise InvalidInputError(f"gamma must lie in [0, 1], got {gamma!r}")

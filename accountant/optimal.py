@@ -26,6 +26,10 @@ from accountant.pld import exact_delta
 
 __all__ = ["OptimalNoise", "optimal_noise"]
 
+#: Largest epsilon the linear program accepts: its constraint coefficients grow like
+#: e^epsilon and leave the solver's numerical range beyond this (e^30 ~ 1e13).
+MAX_EPSILON = 30.0
+
 
 @attrs.frozen(eq=False)
 class OptimalNoise:
@@ -65,12 +69,23 @@ def optimal_noise(
     epsilon = check_finite_real("epsilon", epsilon)
     if epsilon < 0:
         raise InvalidInputError(f"epsilon must be >= 0, got {epsilon!r}")
+    if epsilon > MAX_EPSILON:
+        # Reliability fix: the constraints scale with e^eps; beyond ~33 HiGHS reported
+        # feasible programs as infeasible (a wrong InfeasibleTargetError), beyond ~709
+        # np.exp overflowed (RuntimeWarning, inf coefficients). Refuse instead.
+        raise InvalidInputError(
+            f"epsilon must be <= {MAX_EPSILON:g} for the linear program (its constraints "
+            f"scale with e^epsilon), got {epsilon!r}"
+        )
     delta = check_finite_real("delta", delta)
     if not 0.0 <= delta < 1.0:
         raise InvalidInputError(f"delta must lie in [0, 1), got {delta!r}")
     if utility not in ("L1", "L2"):
         raise InvalidInputError(f"utility must be 'L1' or 'L2', got {utility!r}")
     check_positive_real("sensitivity", sensitivity)
+    for name, flag in (("symmetric", symmetric), ("monotone", monotone)):
+        if not isinstance(flag, bool | np.bool_):  # reliability fix: was read as truthiness
+            raise InvalidInputError(f"{name} must be True or False, got {flag!r}")
     size = grid.size
     steps = NoiseDistribution(np.full(size, 1.0 / size), step, grid[0]).shift_steps(sensitivity)
     outcomes = size + steps

@@ -19,7 +19,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from accountant._checks import check_positive_int, check_probability
+from accountant._checks import _show, check_positive_int, check_probability
 from accountant.errors import InvalidInputError
 from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair
@@ -27,13 +27,36 @@ from accountant.pairs import WorstCasePair
 __all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
 
 
-def _check_gradient(name: str, gradient: np.ndarray, size: int) -> np.ndarray:
-    values = np.asarray(gradient, dtype=np.float64)
+def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> np.ndarray:
+    # Reliability fix: non-numeric input used to raise numpy's bare ValueError, NaN
+    # passed through into a NaN noise gradient, and arrays no longer than the shift
+    # gave an empty gradient; all three are now refused naming the argument. (Infinite
+    # entries stay allowed: they are an honest overflow of a huge derivative.)
+    try:
+        values = np.asarray(gradient, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        shown = _show(gradient)
+        raise InvalidInputError(f"{name} must be an array of numbers, got {shown}") from exc
     if values.shape != (size,):
         raise InvalidInputError(
             f"{name} must have shape ({size},) (noise size + shift), got {values.shape}"
         )
+    if size <= steps:
+        raise InvalidInputError(
+            f"{name} must be longer than the shift of {steps} steps (noise size + shift), "
+            f"got length {size}"
+        )
+    if np.isnan(values).any():
+        index = int(np.flatnonzero(np.isnan(values))[0])
+        raise InvalidInputError(f"{name} must not contain NaN, got nan at index {index}")
     return values
+
+
+def _check_noise(noise: object) -> NoiseDistribution:
+    # Reliability fix: a non-noise argument used to fail with a bare AttributeError.
+    if not isinstance(noise, NoiseDistribution):
+        raise InvalidInputError(f"noise must be a NoiseDistribution, got {type(noise).__name__}")
+    return noise
 
 
 @attrs.frozen
@@ -44,13 +67,13 @@ class AdditivePairMap:
 
     def pair(self, noise: NoiseDistribution) -> WorstCasePair:
         """``A = (p, 0_m)``, ``B = (0_m, p)``."""
-        return WorstCasePair._additive(noise, self.steps)
+        return WorstCasePair._additive(_check_noise(noise), self.steps)
 
     def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
         """``d/dp_i = d/dA_i + d/dB_{i+m}`` for gradients over the pair's outcomes."""
         size = np.asarray(grad_a).size
-        grad_a = _check_gradient("grad_a", grad_a, size)
-        grad_b = _check_gradient("grad_b", grad_b, size)
+        grad_a = _check_gradient("grad_a", grad_a, size, self.steps)
+        grad_b = _check_gradient("grad_b", grad_b, size, self.steps)
         return grad_a[: size - self.steps] + grad_b[self.steps :]
 
 
@@ -63,13 +86,14 @@ class SubsampledPairMap:
 
     def pair(self, noise: NoiseDistribution) -> WorstCasePair:
         """``A = (p, 0_m)``, ``B = (1 - q) A + q (0_m, p)``."""
+        noise = _check_noise(noise)
         return WorstCasePair.subsampled(noise, self.q, self.steps * noise.step)
 
     def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
         """``d/dp_i = d/dA_i + (1 - q) d/dB_i + q d/dB_{i+m}``."""
         size = np.asarray(grad_a).size
-        grad_a = _check_gradient("grad_a", grad_a, size)
-        grad_b = _check_gradient("grad_b", grad_b, size)
+        grad_a = _check_gradient("grad_a", grad_a, size, self.steps)
+        grad_b = _check_gradient("grad_b", grad_b, size, self.steps)
         head = size - self.steps
         return grad_a[:head] + (1.0 - self.q) * grad_b[:head] + self.q * grad_b[self.steps :]
 

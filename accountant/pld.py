@@ -18,7 +18,14 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from accountant._checks import check_direction, check_epsilons, check_target_delta
+from accountant._checks import (
+    MASS_TOLERANCE,
+    _show,
+    check_direction,
+    check_epsilons,
+    check_finite_real,
+    check_target_delta,
+)
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.pairs import WorstCasePair
 
@@ -31,8 +38,11 @@ __all__ = [
 ]
 
 
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.ascontiguousarray(array, dtype=np.float64)
+def _readonly(array: np.ndarray, name: str = "array") -> np.ndarray:
+    try:
+        array = np.ascontiguousarray(array, dtype=np.float64)
+    except (TypeError, ValueError) as exc:  # reliability fix: was numpy's bare error
+        raise InvalidInputError(f"{name} must be an array of numbers, got {_show(array)}") from exc
     array.setflags(write=False)
     return array
 
@@ -46,12 +56,46 @@ class PrivacyLossDistribution:
     ``impossible_mass_b`` is the B-mass of outcomes with ``A = 0``.
     """
 
-    losses: np.ndarray = attrs.field(converter=_readonly)
-    mass_a: np.ndarray = attrs.field(converter=_readonly)
-    mass_b: np.ndarray = attrs.field(converter=_readonly)
-    log_mass_a: np.ndarray = attrs.field(converter=_readonly)
+    losses: np.ndarray = attrs.field(converter=lambda v: _readonly(v, "losses"))
+    mass_a: np.ndarray = attrs.field(converter=lambda v: _readonly(v, "mass_a"))
+    mass_b: np.ndarray = attrs.field(converter=lambda v: _readonly(v, "mass_b"))
+    log_mass_a: np.ndarray = attrs.field(converter=lambda v: _readonly(v, "log_mass_a"))
     distinguishing_mass: float
     impossible_mass_b: float
+
+    def __attrs_post_init__(self) -> None:
+        # Reliability fix: the public constructor took anything, so NaN losses or masses,
+        # unsorted losses or arrays of different lengths gave NaN or wrong deltas later.
+        size = self.losses.size
+        for name in ("losses", "mass_a", "mass_b", "log_mass_a"):
+            values = getattr(self, name)
+            if values.ndim != 1 or values.size != size:
+                raise InvalidInputError(
+                    f"{name} must be one-dimensional with the length of losses ({size}), "
+                    f"got shape {values.shape}"
+                )
+            if not np.isfinite(values).all():
+                index = int(np.flatnonzero(~np.isfinite(values))[0])
+                raise InvalidInputError(
+                    f"{name} must be finite, got {float(values[index])!r} at index {index}"
+                )
+        for name in ("mass_a", "mass_b"):
+            values = getattr(self, name)
+            if (values < 0.0).any():
+                index = int(np.flatnonzero(values < 0.0)[0])
+                raise InvalidInputError(
+                    f"{name} must be non-negative, got {float(values[index])!r} at index {index}"
+                )
+        if size > 1 and (np.diff(self.losses) < 0.0).any():
+            index = int(np.flatnonzero(np.diff(self.losses) < 0.0)[0]) + 1
+            raise InvalidInputError(
+                f"losses must be sorted ascending, got {float(self.losses[index])!r} at index "
+                f"{index} after {float(self.losses[index - 1])!r}"
+            )
+        for name in ("distinguishing_mass", "impossible_mass_b"):
+            value = check_finite_real(name, getattr(self, name))
+            if not 0.0 <= value <= 1.0 + MASS_TOLERANCE:
+                raise InvalidInputError(f"{name} must lie in [0, 1], got {value!r}")
 
     def reversed(self) -> PrivacyLossDistribution:
         """The other direction of the same pair: losses ``-L`` with the masses swapped, and

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from accountant.errors import InvalidInputError
 from accountant.noise_bounds import noise_bound
 from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 
@@ -27,6 +28,7 @@ class NoiseBoundFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, pmf, step, mapping, options):
+        """The bound's value at ``pmf``; its gradient is saved for :meth:`backward`."""
         values = pmf.detach().cpu().numpy().astype(np.float64)
         result = noise_bound(values, step, mapping, **options)
         ctx.save_for_backward(torch.as_tensor(result.gradient, dtype=pmf.dtype, device=pmf.device))
@@ -34,6 +36,8 @@ class NoiseBoundFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
+        """``grad_output`` times the saved gradient with respect to ``pmf`` (the other
+        arguments get none)."""
         (gradient,) = ctx.saved_tensors
         return grad_output * gradient, None, None, None
 
@@ -46,6 +50,13 @@ def noise_bound_tensor(
     **options,
 ) -> torch.Tensor:
     """Differentiable ``noise_bound(pmf, step, mapping, **options).value``."""
+    # Reliability fix: a list or array raised a bare AttributeError, and an integer tensor
+    # was accepted and its value truncated to an integer by ``new_tensor``.
+    if not isinstance(pmf, torch.Tensor) or not pmf.is_floating_point():
+        shown = f"tensor of dtype {pmf.dtype}" if isinstance(pmf, torch.Tensor) else type(pmf)
+        raise InvalidInputError(
+            f"pmf must be a floating-point torch.Tensor, got {getattr(shown, '__name__', shown)}"
+        )
     return NoiseBoundFunction.apply(pmf, step, mapping, options)
 
 
@@ -88,6 +99,8 @@ def buckets_delta(
 ) -> torch.Tensor:
     """Differentiable smooth PrivacyBuckets delta (``kind`` ``"ADP"`` or ``"PDP"``) of noise
     ``pmf`` after ``times`` releases; a training loss, not a certified bound."""
+    if kind not in ("ADP", "PDP"):  # reliability fix: "MA" was accepted, others named "bound"
+        raise InvalidInputError(f"kind must be one of ('ADP', 'PDP'), got {kind!r}")
     return noise_bound_tensor(
         pmf,
         step=step,

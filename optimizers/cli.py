@@ -13,6 +13,7 @@ import argparse
 import json
 import time
 
+from accountant.cli import check_output_path
 from accountant.optimal import optimal_noise
 from optimizers.learner import learn
 from optimizers.problem import MODELS, UTILITIES, WARM_STARTS, LearningProblem, Schedule
@@ -177,6 +178,14 @@ def _plot(result: LearnedNoise, optimum, path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``accountant learn``; returns the exit status."""
     started = time.perf_counter()
+    # reliability fix: refuse unwritable output paths before training, not after it
+    for flag, path, directory in (
+        ("--checkpoint", args.checkpoint, False),
+        ("--output", args.output, True),
+        ("--plot", args.plot, False),
+    ):
+        if path is not None and not (flag == "--checkpoint" and args.resume):
+            check_output_path(flag, path, directory=directory)
     result = learn(
         _problem(args),
         _schedule(args),

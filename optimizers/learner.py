@@ -20,6 +20,7 @@ same range and grid at the same certified delta.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -31,11 +32,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from accountant._checks import check_positive_real
 from accountant.certification import best_truncated_gaussian
-from accountant.errors import AccountantError, CertificationWarning, InfeasibleTargetError
+from accountant.errors import (
+    AccountantError,
+    CertificationWarning,
+    InfeasibleTargetError,
+    InvalidInputError,
+)
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
 from optimizers.autograd import noise_bound_tensor
-from optimizers.checkpoints import load_checkpoint, save_checkpoint
+from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from optimizers.models import LogIncrementModel, build_model
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, certify_learned
@@ -173,12 +180,30 @@ def _checkpoint_payload(problem, schedule, model, state) -> dict[str, Any]:
     }
 
 
+_RESTORED = ("epoch", "best", "history", "seconds", "utility_scale")
+
+
 def _restore(path, problem, schedule, model, state) -> None:
     saved = load_checkpoint(path, problem, schedule)
-    model.load_state_dict(saved["model"])
-    state["optimizer"].load_state_dict(saved["optimizer"])
-    state["scheduler"].load_state_dict(saved["scheduler"])
-    for key in ("epoch", "best", "history", "seconds", "utility_scale"):
+    # Reliability fix: a checkpoint with the right header but missing entries, or with
+    # tensors that do not fit the model, ended in a bare KeyError or a multi-line
+    # RuntimeError from load_state_dict; both are now one-line CheckpointErrors.
+    missing = [k for k in ("model", "optimizer", "scheduler", *_RESTORED) if k not in saved]
+    if missing:
+        raise CheckpointError(
+            f"checkpoint={str(path)!r} is incomplete (missing {', '.join(missing)})"
+        )
+    try:
+        model.load_state_dict(saved["model"])
+        state["optimizer"].load_state_dict(saved["optimizer"])
+        state["scheduler"].load_state_dict(saved["scheduler"])
+    except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+        detail = " ".join(str(exc).split())
+        detail = detail if len(detail) <= 200 else detail[:197] + "..."
+        raise CheckpointError(
+            f"checkpoint={str(path)!r} does not fit this run's model ({detail})"
+        ) from exc
+    for key in _RESTORED:
         state[key] = saved[key]
 
 
@@ -196,6 +221,31 @@ def _check_collapse(bound: float, utility: float, epoch: int) -> None:
             f"{utility:.4g}; lower learning_rate or utility_weight (or set a target_delta), "
             "then resume from the last checkpoint or start again"
         )
+
+
+def _check_arguments(problem, schedule, checkpoint, resume, time_limit, accuracy) -> None:
+    """Reliability fix: wrong types failed deep inside with AttributeError or TypeError,
+    a NaN or negative time_limit was accepted silently, and resume without a checkpoint
+    raised a bare AccountantError (not a ValueError); all now raise InvalidInputError.
+    A bad certify_accuracy is refused here, not after the whole training run."""
+    if not isinstance(problem, LearningProblem):
+        raise InvalidInputError(f"problem must be a LearningProblem, got {type(problem).__name__}")
+    if not isinstance(schedule, Schedule):
+        raise InvalidInputError(
+            f"schedule must be a Schedule or None, got {type(schedule).__name__}"
+        )
+    if checkpoint is not None and not isinstance(checkpoint, str | os.PathLike):
+        raise InvalidInputError(
+            f"checkpoint must be a file path or None, got {type(checkpoint).__name__}"
+        )
+    if not isinstance(resume, bool):
+        raise InvalidInputError(f"resume must be True or False, got {resume!r}")
+    if resume and checkpoint is None:
+        raise InvalidInputError("checkpoint must be a file path when resume=True, got None")
+    if time_limit is not None:
+        check_positive_real("time_limit", time_limit)
+    if check_positive_real("certify_accuracy", accuracy) >= 1.0:
+        raise InvalidInputError(f"certify_accuracy must lie in (0, 1), got {accuracy!r}")
 
 
 def learn(
@@ -220,8 +270,7 @@ def learn(
     :class:`NoiseCollapseError` when the training bound reaches ``0.99``.
     """
     schedule = Schedule() if schedule is None else schedule
-    if resume and checkpoint is None:
-        raise AccountantError("resume=True needs a checkpoint path")
+    _check_arguments(problem, schedule, checkpoint, resume, time_limit, certify_accuracy)
     torch.manual_seed(schedule.seed)
     model = _initial_model(problem, schedule)
     objective = _Objective(problem, schedule)

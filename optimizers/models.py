@@ -156,6 +156,7 @@ class SigmoidStackModel(_SymmetricLogWeightModel):
         return torch.logsumexp(torch.cat([constant, terms], dim=1), dim=1)
 
     def extra_repr(self) -> str:
+        """The model's sizes and constants, shown by ``repr``."""
         return (
             f"half_size={self.half_size}, bound={self.bound}, "
             f"sigmoids={self.sigmoids}, slope={self.slope}"

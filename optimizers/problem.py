@@ -96,7 +96,9 @@ class LearningProblem:
                 f"(step={self.step!r})"
             )
         self.pair_map  # noqa: B018 - validates the sensitivity against the grid
-        if self.pair_map.steps >= self.size:
+        # Reliability fix: ``>= self.size`` let sensitivity == 2 * bound through, although
+        # the message (and the analytic mechanisms) require it to be strictly smaller.
+        if self.pair_map.steps >= self.size - 1:
             raise InvalidInputError(
                 f"sensitivity={self.sensitivity!r} must be smaller than the noise range "
                 f"2 * bound = {2 * self.bound!r}"

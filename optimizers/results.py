@@ -4,6 +4,7 @@ baseline, and the run's history; saved as ``noise.npz`` plus ``result.json``."""
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -110,14 +111,26 @@ class LearnedNoise:
     @classmethod
     def load(cls, directory: str | Path) -> LearnedNoise:
         """Read a result written by :meth:`save` (no recomputation)."""
+        # Reliability fix: a non-path argument raised TypeError, and a readable but
+        # incomplete or malformed result.json raised KeyError / TypeError; every unreadable
+        # directory is now refused with one InvalidInputError naming it.
+        if not isinstance(directory, str | os.PathLike):
+            raise InvalidInputError(
+                f"directory must be a path, got {type(directory).__name__}: {directory!r}"
+            )
         directory = Path(directory)
         try:
-            record = json.loads((directory / RESULT_FILE).read_text())
-            arrays = np.load(directory / NOISE_FILE)
-        except (OSError, ValueError) as exc:
+            return cls._load(directory)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            reason = f"missing entry {exc}" if isinstance(exc, KeyError) else str(exc)
             raise InvalidInputError(
-                f"directory={str(directory)!r} holds no readable learned noise ({exc})"
+                f"directory={str(directory)!r} holds no readable learned noise ({reason})"
             ) from exc
+
+    @classmethod
+    def _load(cls, directory: Path) -> LearnedNoise:
+        record = json.loads((directory / RESULT_FILE).read_text())
+        arrays = np.load(directory / NOISE_FILE)
         problem = LearningProblem.from_dict(record["problem"])
         noise = NoiseDistribution(
             pmf=arrays["pmf"], step=float(arrays["step"]), start=float(arrays["start"])

@@ -125,6 +125,12 @@ def worst_case_pairs(draw, min_size: int = 1, max_size: int = 10) -> WorstCasePa
     return WorstCasePair(a, b, description=f"random {kind} pair")
 
 
+def shift_pairs(min_size: int = 2, max_size: int = 10):
+    """The additive or sub-sampled layout of a random noise: distinguishing events in
+    (0, 1) far more often than the mixed :func:`worst_case_pairs`."""
+    return _shift_pair(min_size, max_size).map(lambda ab: WorstCasePair(*ab, description="shift"))
+
+
 #: Short alias (used by tests/test_moments.py).
 pairs = worst_case_pairs
 
@@ -179,3 +185,89 @@ def epsilons(max_value: float = 5.0):
         st.sampled_from([0.0, max_value]),
         st.floats(0.0, max_value, allow_nan=False, allow_infinity=False),
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Special shapes for tests/reliability: zeros inside the support, spikes, one-point noise
+# and asymmetric pairs, each drawn on purpose (not only by chance as above).
+
+#: Masses next to a spike: their total is at most ~1e-9 (so the spike is ~1 - 1e-9).
+_SPIKE_REST = st.sampled_from([0.0, TINY, 1e-250, 1e-15, 1e-12, 1e-10, 2e-10])
+
+
+@st.composite
+def holey_pmfs(draw, min_size: int = 3, max_size: int = 6) -> np.ndarray:
+    """A pmf whose first and last entries are positive with at least one exact zero
+    between them (a hole inside the support)."""
+    size = draw(st.integers(max(3, min_size), max(3, max_size)))
+    weights = np.array(draw(st.lists(st.floats(0.01, 1.0), min_size=size, max_size=size)))
+    holes = draw(st.sets(st.integers(1, size - 2), min_size=1, max_size=size - 2))
+    weights[sorted(holes)] = 0.0
+    return normalise(weights)
+
+
+@st.composite
+def spike_pmfs(draw, min_size: int = 1, max_size: int = 6) -> np.ndarray:
+    """One entry ``1 - (at most ~1e-9)``, every other entry tiny (down to 1e-300) or 0."""
+    size = draw(st.integers(min_size, max_size))
+    weights = np.array(draw(st.lists(_SPIKE_REST, min_size=size, max_size=size)))
+    weights[draw(st.integers(0, size - 1))] = 1.0
+    return normalise(weights)
+
+
+@st.composite
+def one_point_pmfs(draw, min_size: int = 1, max_size: int = 6) -> np.ndarray:
+    """All mass on one outcome."""
+    size = draw(st.integers(min_size, max_size))
+    weights = np.zeros(size)
+    weights[draw(st.integers(0, size - 1))] = 1.0
+    return weights
+
+
+def special_pmfs(min_size: int = 1, max_size: int = 6):
+    """A holey (needs ``max_size >= 3``), spike or one-point pmf of ``min_size..max_size``
+    entries."""
+    shapes = [spike_pmfs(min_size, max_size), one_point_pmfs(min_size, max_size)]
+    if max_size >= 3:
+        shapes.append(holey_pmfs(max(3, min_size), max_size))
+    return st.one_of(*shapes)
+
+
+@st.composite
+def special_pairs(draw, max_size: int = 6) -> WorstCasePair:
+    """A pair of at most ``max_size`` outcomes built from the special shapes:
+
+    * ``additive``: a special pmf padded / shifted by ``m`` steps (noise with holes, a
+      spike, or one-point noise, whose pair then has omega = 1);
+    * ``subsampled``: the DP-SGD mixture of such a shift;
+    * ``asymmetric``: A and B drawn independently from different special shapes.
+
+    A and B are swapped at random."""
+    kind = draw(st.sampled_from(["additive", "subsampled", "asymmetric"]))
+    if kind == "asymmetric":
+        size = draw(st.integers(3, max(3, max_size)))
+        shapes = [holey_pmfs(size, size), spike_pmfs(size, size), one_point_pmfs(size, size)]
+        first, second = draw(st.permutations(range(3)))[:2]
+        a, b = draw(shapes[first]), draw(shapes[second])
+    else:
+        steps = draw(st.integers(1, max(1, max_size - 1)))
+        p = draw(special_pmfs(1, max(1, max_size - steps)))
+        a = np.concatenate([p, np.zeros(steps)])
+        shifted = np.concatenate([np.zeros(steps), p])
+        if kind == "additive":
+            b = shifted
+        else:
+            q = draw(st.sampled_from([1e-6, 0.01, 0.5]) | st.floats(0.001, 1.0))
+            b = (1.0 - q) * a + q * shifted
+    if draw(st.booleans()):
+        a, b = b, a
+    return WorstCasePair(a, b, description=f"special {kind} pair")
+
+
+__all__ += [  # the special shapes above
+    "holey_pmfs",
+    "one_point_pmfs",
+    "special_pairs",
+    "special_pmfs",
+    "spike_pmfs",
+]

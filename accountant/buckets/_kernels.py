@@ -74,7 +74,9 @@ def adp_scan(
         b = mass_b[k]
         a_part = a * -np.expm1(eps - high)
         upper_a_only += a_part
-        difference = a - scale * b
+        # For eps > ~709.78, e^eps is inf and inf * 0 would be NaN (a NaN difference would
+        # silently drop a surely-above bucket from upper_sum); A - e^eps * 0 is exactly A.
+        difference = a - scale * b if b > 0.0 else a
         low = lower_edges[k]
         if low >= eps:
             upper_sum += difference if difference > 0.0 else 0.0

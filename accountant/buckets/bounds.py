@@ -26,6 +26,9 @@ from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 
 __all__ = ["adp_interval", "pdp_interval"]
 
+#: ``ln`` of the largest float: ``math.exp`` overflows above it.
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
 
 def _sum_slack(terms: int) -> float:
     """Relative rounding of a sequential sum of ``terms`` non-negative numbers (plus the
@@ -55,10 +58,15 @@ def adp_interval(
     upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
         pld.mass_a, pld.mass_b, low_edges, high_edges, eps
     )
-    scale = math.exp(eps)
+    # Every finite eps >= 0 is a valid query, but math.exp raises OverflowError beyond
+    # ~709.78 (reached e.g. by epsilon() on losses ~700 from masses near 1e-308): use inf.
+    # The kernel keeps inf * 0 out of its sums; an infinite B error term below just makes
+    # the A-only estimates win, which never use e^eps.
+    scale = math.exp(eps) if eps < _LOG_FLOAT_MAX else math.inf
     root = math.sqrt(counted)
     error_a = pld.relative_error * counted_a + root * pld.error_a
-    error_b_scaled = scale * (pld.relative_error * counted_a + root * pld.error_b)
+    error_b = pld.relative_error * counted_a + root * pld.error_b
+    error_b_scaled = scale * error_b if error_b > 0.0 else 0.0  # no inf * 0 = NaN
     # With B the estimates are tighter; without B they do not suffer e^eps * error_b
     # (which swamps the lower bound at large eps).
     upper_finite = min(upper_sum + error_a + error_b_scaled, upper_a_only + error_a)

@@ -63,7 +63,7 @@ class BucketedPLD:
     def distinguishing_mass(self) -> float:
         """``Omega = 1 - exp(sum n_i ln(1 - omega_i))``; its relative error is at most
         ``distinguishing_error`` (declared by the source) plus rounding."""
-        return -math.expm1(self.log_no_distinguishing)
+        return 0.0 - math.expm1(self.log_no_distinguishing)  # never -0.0
 
     @property
     def size(self) -> int:

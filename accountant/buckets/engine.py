@@ -18,6 +18,7 @@ import numpy as np
 from accountant._checks import (
     check_direction,
     check_epsilons,
+    check_finite_real,
     check_positive_int,
     check_positive_real,
     check_target_delta,
@@ -78,6 +79,14 @@ def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> 
         raise InvalidInputError(f"{attribute.name} must lie in (0, 1), got {value!r}")
 
 
+def _check_tail_mass(instance: Any, attribute: attrs.Attribute, value: float) -> None:
+    # Reliability fix: tail_mass was not validated at all (NaN, inf, negative, strings
+    # and None were accepted and failed, or poisoned the bounds, at the first query).
+    mass = check_finite_real(attribute.name, value)
+    if not 0.0 <= mass < 1.0:
+        raise InvalidInputError(f"{attribute.name} must lie in [0, 1), got {mass!r}")
+
+
 def _check_budget(instance: Any, attribute: attrs.Attribute, value: int) -> None:
     check_positive_int(attribute.name, value)
     if value < 1024:
@@ -96,7 +105,7 @@ class PrivacyBuckets:
 
     accuracy: float = attrs.field(default=1e-4, validator=_check_accuracy)
     max_buckets: int = attrs.field(default=1 << 23, validator=_check_budget)
-    tail_mass: float = attrs.field(default=1e-24)
+    tail_mass: float = attrs.field(default=1e-24, validator=_check_tail_mass)
     components: tuple[_Component, ...] = attrs.field(default=(), repr=False)
     _cache: dict = attrs.field(factory=dict, init=False, repr=False)
 
@@ -263,9 +272,15 @@ class PrivacyBuckets:
             achieved = _relative_bracket(lower, upper)
             if achieved <= self.accuracy or kind == "PDP":
                 break
-            worst = int(np.argmax(_bracket_terms(lower, upper)))
-            if gap[worst] < 0.5 * (upper[worst] - lower[worst]) or gap[worst] <= 0.0:
-                break  # bucketing is not what limits the bracket
+            # Refine for the widest bracket that bucketing limits. (Taking the widest of all
+            # and stopping when bucketing does not limit it let one eps whose bracket is the
+            # tail mass, e.g. a delta below tail_mass, block refinement at every other eps
+            # of a vector query: 9e-3 at eps = 0 next to eps = 50, 6e-13 alone.)
+            terms = _bracket_terms(lower, upper)
+            refinable = (terms > self.accuracy) & (gap > 0.0) & (gap >= 0.5 * (upper - lower))
+            if not refinable.any():
+                break  # bucketing is not what limits the brackets
+            worst = int(np.argmax(np.where(refinable, terms, -1.0)))
             wanted = 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst])
             # At most 0.6: a real step, so that only the memory budget trips the test below.
             factor = min(0.6, max(0.125, wanted))
@@ -301,7 +316,9 @@ class PrivacyBuckets:
     def epsilon(self, delta: float, direction: str = "max", kind: str = "ADP") -> EpsilonBounds:
         """Certified bounds on the smallest eps with delta(eps) <= ``delta`` (``kind``
         ``"ADP"`` or ``"PDP"``). Raises :class:`~accountant.errors.InfeasibleTargetError`
-        when even the largest eps the buckets cover cannot reach ``delta``."""
+        when even the largest eps the buckets cover cannot reach ``delta``; warns
+        (:class:`~accountant.errors.CertificationWarning`, with the achieved figure) when
+        ``(upper - lower) / upper`` exceeds ``accuracy``."""
         target = check_target_delta("delta", delta)
         direction = check_direction("direction", direction)
         if kind not in ("ADP", "PDP"):
@@ -317,6 +334,16 @@ class PrivacyBuckets:
             with warnings.catch_warnings():  # refine the widths around the answer
                 warnings.simplefilter("ignore", CertificationWarning)
                 self._query(upper, direction, kind)
+        # Like delta(), say so when the bracket is wider than asked (it used to be silent).
+        achieved = (upper - lower) / upper if upper > 0.0 else 0.0
+        if achieved > self.accuracy:
+            warnings.warn(
+                f"PrivacyBuckets reached a relative eps bracket of {achieved:.3g} "
+                f"([{lower:.6g}, {upper:.6g}]), not the requested accuracy {self.accuracy:g} "
+                "(bounds still certified)",
+                CertificationWarning,
+                stacklevel=2,
+            )
         return EpsilonBounds(
             lower=lower,
             upper=upper,

@@ -48,16 +48,17 @@ def epsilon_interval(pld: BucketedPLD, target: float, kind: str) -> tuple[float,
 
     beyond = max(0.0, float(high_edges.max()) if high_edges.size else 0.0) * (1 + 1e-12) + 1e-300
     floor_low, floor_high = interval(beyond)
+    # (reliability fix: float() so that messages show 0.5, not np.float64(0.5))
     if floor_low > target:
         raise InfeasibleTargetError(
-            f"delta={target!r} is below the distinguishing mass {pld.distinguishing_mass!r}; "
-            "no epsilon reaches it"
+            f"delta={target!r} is below the distinguishing mass "
+            f"{float(pld.distinguishing_mass)!r}; no epsilon reaches it"
         )
     if floor_high > target:
         raise InfeasibleTargetError(
             f"delta={target!r} cannot be certified: the distinguishing mass plus the mass the "
-            f"engine could not place is {floor_high!r}; ask for a larger delta or a smaller "
-            "tail_mass"
+            f"engine could not place is {float(floor_high)!r}; ask for a larger delta or a "
+            "smaller tail_mass"
         )
     upper = _smallest(lambda eps: interval(eps)[1] <= target, beyond)
     lower = _smallest(lambda eps: interval(eps)[0] <= target, upper)

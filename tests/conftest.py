@@ -1,0 +1,13 @@
+"""Hypothesis profiles: random exploration locally, a fixed derandomised search in CI
+(``CI=true``), so that a submission's CI result does not depend on a random seed while
+local runs keep exploring new examples."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    settings.load_profile("ci")
