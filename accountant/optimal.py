@@ -13,13 +13,15 @@ learned noise at ``n = 1``.
 
 from __future__ import annotations
 
+import warnings
+
 import attrs
 import numpy as np
 import scipy.optimize
 import scipy.sparse as sparse
 
 from accountant._checks import check_finite_real, check_positive_real
-from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
 from accountant.noise import NoiseDistribution, _symmetric_grid
 from accountant.pairs import WorstCasePair
 from accountant.pld import exact_delta
@@ -29,6 +31,8 @@ __all__ = ["OptimalNoise", "optimal_noise"]
 #: Largest epsilon the linear program accepts: its constraint coefficients grow like
 #: e^epsilon and leave the solver's numerical range beyond this (e^30 ~ 1e13).
 MAX_EPSILON = 30.0
+#: Relative excess of the exact delta over the target beyond which the result warns.
+TARGET_SLACK = 1e-6
 
 
 @attrs.frozen(eq=False)
@@ -152,11 +156,19 @@ def optimal_noise(
     pmf = pmf / pmf.sum()  # undo the solver's ~1e-9 feasibility tolerance, then re-check
     noise = NoiseDistribution(pmf, step, grid[0])
     pair = WorstCasePair._additive(noise, steps)
+    achieved = float(exact_delta(pair, epsilon))
+    if achieved > delta * (1.0 + TARGET_SLACK):
+        warnings.warn(
+            f"the LP solution's exact delta {achieved:.6g} exceeds delta={delta!r} (solver "
+            "tolerance); its utility loss is optimal only up to that difference",
+            CertificationWarning,
+            stacklevel=2,
+        )
     return OptimalNoise(
         noise=noise,
         utility=noise.utility(utility),
         utility_kind=utility,
-        delta=float(exact_delta(pair, epsilon)),
+        delta=achieved,
         epsilon=epsilon,
         sensitivity=sensitivity,
     )

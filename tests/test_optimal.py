@@ -61,3 +61,27 @@ def test_bad_inputs(kwargs, match):
     arguments = {"bound": 3.0, "step": 0.5, "epsilon": 0.3, "delta": 0.1, **kwargs}
     with pytest.raises(InvalidInputError, match=match):
         optimal_noise(**arguments)
+
+
+def test_a_solution_above_the_target_delta_warns(monkeypatch):
+    # The solver's feasibility tolerance can leave the exact delta a hair above the
+    # target; the result must say so rather than pass as optimal at that delta.
+    import accountant.optimal as optimal_module
+    from accountant.errors import CertificationWarning
+
+    monkeypatch.setattr(optimal_module, "exact_delta", lambda pair, eps: 0.2)
+    with pytest.warns(CertificationWarning, match=r"exact delta 0\.2 exceeds delta=0\.1"):
+        result = optimal_module.optimal_noise(bound=4.0, step=0.5, epsilon=1.0, delta=0.1)
+    assert result.delta == 0.2
+
+
+def test_a_solution_at_the_target_does_not_warn():
+    import warnings
+
+    from accountant.errors import CertificationWarning
+    from accountant.optimal import optimal_noise
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CertificationWarning)
+        result = optimal_noise(bound=4.0, step=0.5, epsilon=1.0, delta=0.1)
+    assert result.delta <= 0.1 * (1 + 1e-6)
