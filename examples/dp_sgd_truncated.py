@@ -36,42 +36,19 @@ the bracket opens there; the upper bound is still a valid bound.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
 from accountant.plotting import _pyplot
 
-DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "figures" / "examples"
 Q = 0.01
 CLIP = 1.0
 SIGMA = 1.0
 TABLE_EPSILONS = np.array([0.5, 1.0, 2.0, 5.0])
-
-
-@contextlib.contextmanager
-def reported_warnings(label: str) -> Iterator[None]:
-    """Run the block recording warnings, then print each one as a note (never hide one)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    for item in caught:
-        print(f"  note ({label}): {item.category.__name__}: {item.message}")
-
-
-def output_directory(args: argparse.Namespace) -> Path:
-    """``--output-dir``, else the current directory in ``--fast`` mode, else the docs."""
-    if args.output_dir is not None:
-        directory = Path(args.output_dir)
-    else:
-        directory = Path.cwd() if args.fast else DEFAULT_OUTPUT
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
 
 
 def audit(

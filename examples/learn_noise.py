@@ -25,35 +25,12 @@ unless ``--output-dir`` is given.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
+from _support import output_directory, reported_warnings
+
 from accountant.plotting import plot_noises
-
-DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "figures" / "examples"
-
-
-@contextlib.contextmanager
-def reported_warnings(label: str) -> Iterator[None]:
-    """Run the block recording warnings, then print each one as a note (never hide one)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    for item in caught:
-        print(f"  note ({label}): {item.category.__name__}: {item.message}")
-
-
-def output_directory(args: argparse.Namespace) -> Path:
-    """``--output-dir``, else the current directory in ``--fast`` mode, else the docs."""
-    if args.output_dir is not None:
-        directory = Path(args.output_dir)
-    else:
-        directory = Path.cwd() if args.fast else DEFAULT_OUTPUT
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
 
 
 def main(argv: list[str] | None = None) -> int:

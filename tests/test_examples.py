@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
+EXAMPLES = sorted(
+    p
+    for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.py")
+    if not p.name.startswith("_")  # shared support modules, not examples
+)
 
 
 def test_there_are_examples():
