@@ -15,7 +15,6 @@ import time
 import warnings
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from pathlib import Path
 
 import numpy as np
 
@@ -25,13 +24,13 @@ from accountant.audit import audit_additive, audit_pairs
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
-    InvalidInputError,
     ShiftInvarianceWarning,
 )
 from accountant.pairs import WorstCasePair, additive_shift_pairs
 from accountant.plotting import plot_delta_curves
+from accountant.terminal import check_output_path
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "check_output_path", "main"]
 
 ENTRY_POINT_GROUP = "accountant.commands"
 FAMILIES = ("truncated-gaussian", "truncated-laplace", "staircase", "uniform", "file")
@@ -194,26 +193,6 @@ def _run_audit(args: argparse.Namespace) -> int:
             print(f"plot written to {args.plot}")
         print(f"\n(computed in {elapsed:.2f} s)")
     return 0
-
-
-def check_output_path(flag: str, path: str, *, directory: bool = False) -> None:
-    """Refuse, before any work is done, an output ``path`` that cannot be created: a file
-    where a directory is needed (or the reverse), or a parent that is not a directory.
-
-    Reliability fix: such paths used to fail only at the end of a run, with a traceback
-    (NotADirectoryError / FileExistsError) and the work of the run not saved.
-    """
-    target = Path(path)
-    if target.exists() and target.is_dir() != directory:
-        wanted, found = ("a directory", "a file") if directory else ("a file", "a directory")
-        raise InvalidInputError(f"{flag} must name {wanted}, got {path!r}, which is {found}")
-    for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InvalidInputError(
-                    f"{flag} cannot be written: {str(parent)!r} is not a directory, got {path!r}"
-                )
-            return
 
 
 def _unavailable(subparsers, name: str, reason: ImportError) -> None:

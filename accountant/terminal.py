@@ -1,0 +1,132 @@
+"""Command-line conventions shared by every ``accountant`` subcommand.
+
+One home for what a user sees on a terminal, so ``accountant audit`` and plugin
+subcommands (the torch extra's ``accountant learn``) look and behave alike:
+
+- every error is one line, ``accountant: error: <message naming the option>``
+  (:data:`ERROR_PREFIX`, :func:`error_line`), exit status 2;
+- every warning shown on a terminal is one line, ``note: <text>``, without the
+  file and line that :mod:`warnings` would print (:func:`note_line`);
+- output paths are checked before any work (:func:`check_output_path`);
+- progress is drawn only on an interactive terminal (:func:`progress_enabled`).
+
+Standard library only: importing this module must stay cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import TextIO
+
+from accountant.errors import InvalidInputError
+
+__all__ = [
+    "ERROR_PREFIX",
+    "check_output_path",
+    "error_line",
+    "note_line",
+    "progress_enabled",
+]
+
+ERROR_PREFIX = "accountant: error: "
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines included) folded to one space."""
+    return " ".join(str(text).split())
+
+
+def error_line(message: str) -> str:
+    """``ERROR_PREFIX + message`` on one line (newlines in ``message`` folded to spaces).
+
+    A message that already starts with the prefix is not prefixed twice.
+    """
+    text = _one_line(message)
+    if text.startswith(ERROR_PREFIX.strip()):
+        text = text[len(ERROR_PREFIX.strip()) :].strip()
+    return ERROR_PREFIX + text
+
+
+def note_line(message: str | Warning | warnings.WarningMessage) -> str:
+    """``"note: <text>"``: the one terminal format of a warning (no file, no line number).
+
+    ``message`` may be the text, a :class:`Warning` instance, or a record caught by
+    :func:`warnings.catch_warnings` (``record=True``).
+    """
+    if isinstance(message, warnings.WarningMessage):
+        message = message.message
+    return "note: " + _one_line(str(message))
+
+
+def check_output_path(flag: str, path: str, *, directory: bool = False) -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written.
+
+    Rule for a file (``directory=False``): ``path`` must not be an existing directory,
+    and its parent directory must already exist, be a directory and be writable (no
+    directory is created for a file; an existing file must be writable, as it will be
+    replaced).
+    Rule for a directory (``directory=True``): ``path`` must not be an existing file; it
+    may not exist yet (it is created with its missing parents), but its nearest existing
+    ancestor must be a writable directory (an existing ``path`` must itself be one).
+
+    Raises :class:`~accountant.errors.InvalidInputError` naming ``flag`` and ``path``.
+    """
+    target = Path(path)
+    if str(path) == "":
+        raise InvalidInputError(f"{flag} must name a path, got {path!r}")
+    if target.exists() and target.is_dir() != directory:
+        wanted, found = ("a directory", "a file") if directory else ("a file", "a directory")
+        raise InvalidInputError(f"{flag} must name {wanted}, got {path!r}, which is {found}")
+    if directory:
+        existing = next((p for p in (target, *target.parents) if p.exists()), Path("."))
+    else:
+        if target.exists() and not os.access(target, os.W_OK):
+            raise InvalidInputError(f"{flag} cannot be written: {path!r} is not writable")
+        existing = target.parent
+        if not existing.exists():
+            raise InvalidInputError(
+                f"{flag} cannot be written: directory {str(existing)!r} does not exist, "
+                f"got {path!r}"
+            )
+    if not existing.is_dir():
+        raise InvalidInputError(
+            f"{flag} cannot be written: {str(existing)!r} is not a directory, got {path!r}"
+        )
+    if not _writable_directory(existing):
+        raise InvalidInputError(
+            f"{flag} cannot be written: directory {str(existing)!r} is not writable, got {path!r}"
+        )
+
+
+def _writable_directory(directory: Path) -> bool:
+    """Whether a file can be created in ``directory``: permission bits first, then a real
+    temporary file (removed at once), which also catches read-only file systems and the
+    super-user case where :func:`os.access` always says yes."""
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            return True
+    except OSError:
+        return False
+
+
+def progress_enabled(stream: TextIO | None = None) -> bool:
+    """Whether to draw progress on ``stream`` (default :data:`sys.stderr`).
+
+    True only when the stream is an interactive terminal (``isatty()``); so progress is
+    off when output is redirected to a file or a pipe, and on CI (``CI=true``), where a
+    pseudo-terminal may be attached but nobody watches a bar.
+    """
+    stream = sys.stderr if stream is None else stream
+    try:
+        interactive = bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+    if not interactive:
+        return False
+    return os.environ.get("CI", "").strip().lower() not in ("true", "1")
