@@ -23,6 +23,7 @@ import numpy as np
 from scipy.special import logsumexp, softmax
 
 from accountant._checks import check_finite_real
+from accountant._directed import MassLogs
 from accountant.errors import InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
@@ -30,6 +31,7 @@ from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
 
 Direction = str  # "A/B" or "B/A"
+_UNIT_ROUNDOFF = 2.0**-53
 
 
 # Reliability fix: the public PairLogMoments (and ExtendedMA.log_moment) took lam and
@@ -67,12 +69,21 @@ class LogMomentSource(Protocol):
         """``dGamma_lambda / dlambda`` at ``lam``."""
         ...
 
+    def log_moment_error(self, lam: float, direction: Direction) -> float:
+        """A bound on the absolute error of the computed :meth:`log_moment` at ``lam``."""
+        ...
+
     def distinguishing_mass(self, direction: Direction) -> float:
         """``omega``: the mass of outcomes with loss ``+inf``."""
         ...
 
+    def mass_logs(self, direction: Direction) -> MassLogs:
+        """Certified logs of the total mass and of the finite share ``1 - omega / S``."""
+        ...
+
     def max_finite_loss(self, direction: Direction) -> float:
-        """Supremum of the finite losses (``inf`` if unbounded, ``-inf`` if there are none)."""
+        """An upper bound on the supremum of the finite losses, rounding included (``inf``
+        if unbounded, ``-inf`` if there are none)."""
         ...
 
 
@@ -81,6 +92,23 @@ def pld_log_moment(pld: PrivacyLossDistribution, lam: float) -> float:
     if pld.losses.size == 0:
         return -math.inf
     return float(logsumexp(pld.log_mass_a + lam * pld.losses))
+
+
+def pld_log_moment_error(pld: PrivacyLossDistribution, lam: float) -> float:
+    """A bound on the absolute error of :func:`pld_log_moment`. Each term
+    ``t = ln A + lambda L`` is off by at most ``4u((2 + lambda)|ln A| + lambda |ln B| +
+    2 lambda |L|)`` (the ``ln``s within an ulp, :attr:`PrivacyLossDistribution.loss_rounding`
+    for ``L``, one product and one sum), and ``logsumexp`` adds at most
+    ``(log2 N + 136) u`` for the exponentials and the pairwise sum plus ``4u |Gamma|``."""
+    if pld.losses.size == 0:
+        return 0.0
+    log_b = pld.log_mass_a - pld.losses
+    terms = (
+        (2.0 + lam) * np.abs(pld.log_mass_a) + lam * np.abs(log_b) + 2.0 * lam * np.abs(pld.losses)
+    )
+    gamma = pld_log_moment(pld, lam)
+    summation = math.log2(pld.losses.size) + 136.0
+    return _UNIT_ROUNDOFF * (4.0 * float(np.max(terms)) + summation + 4.0 * abs(gamma))
 
 
 def pld_log_moment_slope(pld: PrivacyLossDistribution, lam: float) -> float:
@@ -140,13 +168,28 @@ class PairLogMoments:
         pld = self.plds(direction)[self._argmax_pair(lam, direction)]
         return pld_log_moment_slope(pld, lam)
 
+    def log_moment_error(self, lam: float, direction: Direction) -> float:
+        """The largest :func:`pld_log_moment_error` over the pairs."""
+        lam = check_lambda(lam)
+        return max(pld_log_moment_error(pld, lam) for pld in self.plds(direction))
+
     def distinguishing_mass(self, direction: Direction) -> float:
         """``omega`` in ``direction``: the largest over the pairs."""
         return max(pld.distinguishing_mass for pld in self.plds(direction))
 
+    def mass_logs(self, direction: Direction) -> MassLogs:
+        """The hull over the pairs of their :attr:`PrivacyLossDistribution.mass_logs`: the
+        largest total and the smallest finite share bound any choice among the pairs."""
+        plds = self.plds(direction)
+        result = plds[0].mass_logs
+        for pld in plds[1:]:
+            result = result.hull(pld.mass_logs)
+        return result
+
     def max_finite_loss(self, direction: Direction) -> float:
-        """The largest finite loss over the pairs (``-inf`` if there is none)."""
-        return max(pld.max_finite_loss for pld in self.plds(direction))
+        """The largest finite loss over the pairs plus its rounding bound (``-inf`` if there
+        is none)."""
+        return max(pld.max_finite_loss + pld.loss_rounding for pld in self.plds(direction))
 
     def log_moment_log_gradient(self, lam: float, direction: Direction) -> LogMomentGradient:
         """Partial derivatives of ``Gamma_lambda`` with respect to the masses of the pair

@@ -31,6 +31,15 @@ from accountant._checks import (
     check_target_delta,
 )
 from accountant._composition import add_releases
+from accountant._directed import (
+    MassLogs,
+    distinguishing_bounds,
+    exp_up,
+    sum_down,
+    sum_up,
+    total_mass_up,
+    up,
+)
 from accountant._lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.log_moments import (
@@ -50,6 +59,7 @@ from accountant.pairs import WorstCasePair
 __all__ = ["CONVERSIONS", "ExtendedMA", "log_conversion_factor"]
 
 CONVERSIONS = ("tight", "paper")
+_UNIT_ROUNDOFF = 2.0**-53
 _DIRECTIONS = ("A/B", "B/A")
 
 
@@ -138,23 +148,31 @@ class ExtendedMA:
             c.times * c.source.log_moment_slope(lam, direction) for c in self.components
         )
 
-    def _log_no_distinguishing(self, direction: str) -> float:
-        """``ln(1 - Omega) = sum_i n_i ln(1 - omega_i)``."""
-        return math.fsum(
-            c.times * math.log1p(-c.source.distinguishing_mass(direction))
-            if c.source.distinguishing_mass(direction) < 1.0
-            else -math.inf
-            for c in self.components
-        )
+    def _mass_logs(self, direction: str) -> MassLogs:
+        """``T = sum_i n_i ln S_i`` and ``D = sum_i n_i ln(1 - omega_i / S_i)``, certified."""
+        logs = MassLogs()
+        for c in self.components:
+            logs = logs + c.source.mass_logs(direction).times(c.times)
+        return logs
 
     def _max_total_loss(self, direction: str) -> float:
-        return math.fsum(c.times * c.source.max_finite_loss(direction) for c in self.components)
+        """An upper bound on the largest composed finite loss ``sum_i n_i sup L_i``."""
+        tops = [c.times * c.source.max_finite_loss(direction) for c in self.components]
+        if not tops or -math.inf in tops:  # some release has no finite outcome
+            return -math.inf
+        if math.inf in tops:
+            return math.inf
+        total = 0.0
+        for top in tops:
+            total = sum_up(total, up(top, 1))
+        return total
 
     def distinguishing_mass(self, direction: str = "max") -> float:
-        """Composed ``Omega = 1 - prod_i (1 - omega_i)^{n_i}`` (max over directions by default)."""
+        """Composed ``Omega = prod_i S_i^{n_i} - prod_i F_i^{n_i}`` (``1 - prod_i (1 -
+        omega_i)^{n_i}`` for pmfs summing to 1), max over directions by default."""
         direction = check_direction("direction", direction)
         directions = _DIRECTIONS if direction == "max" else (direction,)
-        return max(0.0 - math.expm1(self._log_no_distinguishing(d)) for d in directions)
+        return max(self._mass_logs(d).distinguishing_mass for d in directions)
 
     # -- delta -------------------------------------------------------------------------
 
@@ -165,14 +183,34 @@ class ExtendedMA:
             - lam * eps
         )
 
+    def _objective_error(self, lam: float, eps: float, direction: str) -> float:
+        """A bound on the rounding error of :meth:`_objective`: the sources' declared
+        errors of ``Gamma_lambda`` times their counts, plus the final sums and products."""
+        sources = math.fsum(
+            c.times * c.source.log_moment_error(lam, direction) for c in self.components
+        )
+        terms = abs(self.log_moment(lam, direction)) + lam * eps
+        terms += abs(log_conversion_factor(lam, self.conversion))
+        return up(sources * (1.0 + 1e-12) + 8.0 * _UNIT_ROUNDOFF * terms)
+
     def _bound(self, eps: float, direction: str) -> DirectionalBound:
-        log_keep = self._log_no_distinguishing(direction)
-        omega = 0.0 - math.expm1(log_keep)  # 0.0 - ...: never -0.0
-        if log_keep == -math.inf:
-            return DirectionalBound(delta=1.0, lam=0.0, distinguishing_mass=1.0, finite_part=0.0)
-        if eps >= self._max_total_loss(direction):
+        """The bound rounded up to the last bit: ``Omega`` and the finite part each from
+        certified pieces (:mod:`accountant._directed`), the optimal lambda's objective
+        moved up by its rounding bound, ``e^x`` rounded up (never 0 for a finite ``x``)."""
+        logs = self._mass_logs(direction)
+        omega = distinguishing_bounds(logs)[1]
+        total = total_mass_up(logs)
+        log_finite_mass = logs.log_finite_mass.high  # lambda = 0: all finite A-mass, F
+        if log_finite_mass == -math.inf:
+            return DirectionalBound(
+                delta=omega, lam=0.0, distinguishing_mass=omega, finite_part=0.0
+            )
+        max_loss = self._max_total_loss(direction)
+        if eps >= max_loss:
             # Every composed finite loss is <= eps: the finite part of delta is exactly 0.
             return DirectionalBound(omega, math.inf, omega, 0.0)
+        # sum_{L > eps} A_n (1 - e^{eps - L}) <= F^n (sup L - eps): tiny near the top loss.
+        near_top = exp_up(log_finite_mass) * up(max_loss - eps)
         lam = increasing_root(
             lambda x: (
                 self._log_moment_slope(x, direction)
@@ -182,10 +220,13 @@ class ExtendedMA:
         )
         lam = min(max(lam, LAMBDA_MIN), LAMBDA_MAX)  # every lambda > 0 gives a valid bound
         log_finite = self._objective(lam, eps, direction)
-        if log_finite >= log_keep:
-            lam, log_finite = 0.0, log_keep
-        finite = math.exp(log_finite)
-        return DirectionalBound(min(1.0, omega + finite), lam, omega, finite)
+        log_finite = sum_up(log_finite, self._objective_error(lam, eps, direction))
+        if log_finite >= log_finite_mass:
+            lam, log_finite = 0.0, log_finite_mass
+        finite = exp_up(log_finite)
+        if near_top < finite:
+            lam, finite = math.inf, near_top
+        return DirectionalBound(min(total, sum_up(omega, finite)), lam, omega, finite)
 
     def delta_details(self, epsilon: float) -> MomentsDelta:
         """The bound in both directions with the optimal lambda of each."""
@@ -219,20 +260,21 @@ class ExtendedMA:
         return max(self._epsilon(target, d) for d in directions)
 
     def _epsilon(self, target: float, direction: str) -> float:
-        log_keep = self._log_no_distinguishing(direction)
-        omega = 0.0 - math.expm1(log_keep)  # 0.0 - ...: never -0.0
+        logs = self._mass_logs(direction)
+        omega = distinguishing_bounds(logs)[1]
         max_loss = self._max_total_loss(direction)
-        budget = target - omega
+        budget = sum_down(target, -omega)
         if budget < 0.0 or (budget == 0.0 and math.isinf(max_loss)):
             raise InfeasibleTargetError(
                 f"delta={target!r} is not above the composed distinguishing mass {omega!r} "
-                f"(direction {direction}); no epsilon reaches it"
+                f"(direction {direction}); no epsilon reaches it; a wider cut (a larger bound) "
+                "or fewer releases lowers it"
             )
         if budget == 0.0:
             return self._verified(max(0.0, max_loss), target, direction)
         log_budget = math.log(budget)
-        if log_budget >= log_keep:
-            return 0.0
+        if log_budget >= logs.log_finite_mass.high:
+            return self._verified(0.0, target, direction)
 
         def numerator(lam: float) -> float:
             return (
@@ -249,6 +291,8 @@ class ExtendedMA:
         lam = increasing_root(lambda x: x * slope(x) - numerator(x))
         lam = min(max(lam, LAMBDA_MIN), LAMBDA_MAX)
         eps = min(numerator(lam) / lam, max_loss)
+        if math.isfinite(max_loss):  # the bound F^n (sup L - eps) of _bound meets the budget
+            eps = min(eps, max_loss - budget / exp_up(logs.log_finite_mass.high))
         return self._verified(max(0.0, eps), target, direction)
 
     def _verified(self, eps: float, target: float, direction: str) -> float:
@@ -275,10 +319,12 @@ class ExtendedMA:
         every composed pair (envelope theorem: lambda stays at its optimum).
 
         Finite part: ``d delta / dA_i(o) = n_i exp(F) dGamma_i/dA(o)`` with
-        ``F = ln`` of the finite part. Distinguishing part:
-        ``d Omega / dA_i(o) = n_i (1 - Omega) / (1 - omega_i)`` for ``o`` with
-        ``B_i(o) = 0``. ``Omega`` jumps when a B-mass leaves 0, so that derivative is
-        taken as 0 (the support is fixed). Analytic mechanisms get no gradient.
+        ``F = ln`` of the finite part. Distinguishing part, masses as given
+        (``Omega = prod S_i^{n_i} - prod F_i^{n_i}``): ``n_i Omega_S / S_i`` on outcomes with
+        ``B_i(o) = 0`` and ``n_i (Omega_S / S_i - Omega_F / F_i)`` on finite ones, where
+        ``Omega_S = prod S^n`` and ``Omega_F = prod F^n``. ``Omega`` jumps when a B-mass
+        leaves 0, so that derivative is taken as 0 (the support is fixed). Analytic
+        mechanisms get no gradient.
         """
         eps = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
         direction = check_direction("direction", direction)
@@ -298,26 +344,29 @@ class ExtendedMA:
         if not isinstance(source, PairLogMoments):
             return ()
         grads = [PairGradient(np.zeros(p.size), np.zeros(p.size)) for p in source.pairs]
-        capped = bound.delta >= 1.0 and bound.lam == 0.0
-        if capped:
-            return tuple(grads)
         n = component.times
-        if bound.finite_part > 0.0:
+        if bound.finite_part > 0.0 and math.isfinite(bound.lam):
+            # (lam = inf: the finite part is F^n (sup L - eps), below rounding; no gradient)
             log_finite = math.log(bound.finite_part)
             log_grad = source.log_moment_log_gradient(bound.lam, direction)
             target = grads[log_grad.pair_index]
             sign_a = 1.0 if log_grad.positive_is_a else -1.0
             target.a[:] += sign_a * n * np.exp(log_finite + log_grad.log_abs_grad_a)
             target.b[:] -= sign_a * n * np.exp(log_finite + log_grad.log_abs_grad_b)
-        omega_i = source.distinguishing_mass(direction)
-        if 0.0 < omega_i < 1.0:
+        logs = self._mass_logs(direction)
+        if logs.distinguishing_mass > 0.0:
+            # Omega = e^T - e^K with T = sum n ln S, K = sum n ln F (masses as given):
+            # dOmega/dA(o) = n e^T / S_i on distinguishing outcomes and
+            # n (e^T / S_i - e^K / F_i) on finite ones (the support kept fixed).
             plds = source.plds(direction)
             index = int(np.argmax([pld.distinguishing_mass for pld in plds]))
             pair = source.pairs[index]
+            own = plds[index].mass_logs
+            log_total, log_finite = logs.total.middle, logs.log_finite_mass.middle
+            per_total = n * math.exp(log_total - own.total.middle)
+            per_finite = n * math.exp(log_finite - own.log_finite_mass.middle)
             first, second = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
-            log_keep = self._log_no_distinguishing(direction)
-            weight = n * math.exp(log_keep - math.log1p(-omega_i))
-            distinguishing = (first > 0.0) & (second == 0.0)
             target = grads[index].a if direction == "A/B" else grads[index].b
-            target[distinguishing] += weight
+            target[(first > 0.0) & (second == 0.0)] += per_total
+            target[(first > 0.0) & (second > 0.0)] += per_total - per_finite
         return tuple(grads)

@@ -26,6 +26,7 @@ from accountant._checks import (
     check_finite_real,
     check_target_delta,
 )
+from accountant._directed import MassLogs, fsum_bounds
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.pairs import WorstCasePair
 
@@ -36,6 +37,9 @@ __all__ = [
     "exact_epsilon",
     "privacy_loss_distribution",
 ]
+
+
+_UNIT_ROUNDOFF = 2.0**-53
 
 
 def _readonly(array: np.ndarray, name: str = "array") -> np.ndarray:
@@ -54,6 +58,9 @@ class PrivacyLossDistribution:
 
     ``log_mass_a`` is ``ln A`` of each finite outcome (kept for log-space moments).
     ``impossible_mass_b`` is the B-mass of outcomes with ``A = 0``.
+
+    Masses are accounted exactly as given (see :attr:`mass_logs`): their total need not
+    be 1 to the last bit, and nothing is renormalised.
     """
 
     losses: np.ndarray = attrs.field(converter=lambda v: _readonly(v, "losses"))
@@ -62,6 +69,11 @@ class PrivacyLossDistribution:
     log_mass_a: np.ndarray = attrs.field(converter=lambda v: _readonly(v, "log_mass_a"))
     distinguishing_mass: float
     impossible_mass_b: float
+    mass_logs: MassLogs | None = attrs.field(default=None, kw_only=True, repr=False)
+    """Certified logs of the total A-mass ``S = omega + sum(mass_a)`` and of the finite share
+    ``1 - omega / S``: what composition needs to account the masses exactly as given. When
+    not given, ``omega`` is taken to within one ulp (it is a computed sum);
+    :func:`privacy_loss_distribution` passes the bounds of the exact sums of the pair."""
 
     def __attrs_post_init__(self) -> None:
         # Reliability fix: the public constructor took anything, so NaN losses or masses,
@@ -96,6 +108,18 @@ class PrivacyLossDistribution:
             value = check_finite_real(name, getattr(self, name))
             if not 0.0 <= value <= 1.0 + MASS_TOLERANCE:
                 raise InvalidInputError(f"{name} must lie in [0, 1], got {value!r}")
+        if self.mass_logs is None:
+            logs = _mass_logs(self.mass_a, self.distinguishing_mass)
+            object.__setattr__(self, "mass_logs", logs)
+        elif not isinstance(self.mass_logs, MassLogs):
+            raise InvalidInputError(
+                f"mass_logs must be a MassLogs or None, got {type(self.mass_logs).__name__}"
+            )
+
+    @property
+    def total_mass(self) -> float:
+        """``S = omega + sum(mass_a)``, the A-mass of every outcome, correctly rounded."""
+        return math.fsum([self.distinguishing_mass, *self.mass_a.tolist()])
 
     def reversed(self) -> PrivacyLossDistribution:
         """The other direction of the same pair: losses ``-L`` with the masses swapped, and
@@ -112,21 +136,33 @@ class PrivacyLossDistribution:
 
     @property
     def max_finite_loss(self) -> float:
-        """Largest finite loss, ``-inf`` if there is none."""
+        """Largest finite loss as computed, ``-inf`` if there is none."""
         return float(self.losses[-1]) if self.losses.size else -math.inf
 
+    @property
+    def loss_rounding(self) -> float:
+        """A bound on the rounding error of every computed loss ``ln A - ln B``:
+        ``4 u (max|ln A| + max|ln B| + max|L|)`` (each ``ln`` within one ulp, one subtraction)."""
+        if self.losses.size == 0:
+            return 0.0
+        log_b = self.log_mass_a - self.losses
+        largest = float(np.max(np.abs(self.log_mass_a)) + np.max(np.abs(log_b)))
+        return 4.0 * _UNIT_ROUNDOFF * (largest + float(np.max(np.abs(self.losses))))
+
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
-        """Exact ADP ``delta(eps) = omega + sum_{L > eps} A (1 - e^{eps - L})``."""
+        """Exact ADP ``delta(eps) = omega + sum_{L > eps} A (1 - e^{eps - L})``, of the masses
+        as given (no renormalisation, no clipping), evaluated in float64: each term is within
+        a few ulps and the sum within ``(log2 N + 4) u`` relative of the exact value."""
         eps = check_epsilons("epsilon", epsilon)
         values = np.array([self._delta_one(float(e)) for e in eps.reshape(-1)])
         return _shape_like(values, eps)
 
     def delta_pdp(self, epsilon: float | np.ndarray) -> float | np.ndarray:
-        """Exact PDP ``delta(eps) = omega + P_A[L > eps]``."""
+        """Exact PDP ``delta(eps) = omega + P_A[L > eps]`` (masses as given, float64 sums)."""
         eps = check_epsilons("epsilon", epsilon)
         tail = _suffix_sums(self.mass_a)
         start = np.searchsorted(self.losses, eps.reshape(-1), side="right")
-        values = np.minimum(1.0, self.distinguishing_mass + tail[start])
+        values = self.distinguishing_mass + tail[start]
         return _shape_like(values, eps)
 
     def _delta_one(self, eps: float) -> float:
@@ -135,7 +171,7 @@ class PrivacyLossDistribution:
             return self.distinguishing_mass
         above = self.losses[start:]
         finite_part = float(np.sum(self.mass_a[start:] * -np.expm1(eps - above)))
-        return min(1.0, self.distinguishing_mass + finite_part)
+        return self.distinguishing_mass + finite_part
 
     def epsilon(self, delta: float) -> float:
         """Smallest ``eps >= 0`` with exact ADP ``delta(eps) <= delta``.
@@ -175,9 +211,24 @@ class PrivacyLossDistribution:
     def _check_feasible(self, target: float) -> None:
         if target < self.distinguishing_mass:
             raise InfeasibleTargetError(
-                f"delta={target!r} is below the distinguishing mass "
-                f"{self.distinguishing_mass!r}; no epsilon reaches it"
+                f"delta={target!r} is below the distinguishing mass of one release "
+                f"{self.distinguishing_mass!r}; no epsilon reaches it; a wider cut (a larger "
+                "bound) lowers it"
             )
+
+
+def _mass_logs(mass_a: np.ndarray, distinguishing_mass: float) -> MassLogs:
+    """:class:`MassLogs` of the masses as given: ``sum(mass_a)`` exactly (to the nearest
+    floats around it); ``omega`` (itself a computed sum) to within one ulp."""
+    omega = float(distinguishing_mass)
+    omega_low = max(0.0, math.nextafter(omega, -math.inf)) if omega > 0.0 else 0.0
+    omega_high = math.nextafter(omega, math.inf) if omega > 0.0 else 0.0
+    finite = mass_a.tolist()
+    excess = (
+        fsum_bounds([omega_low, *finite, -1.0])[0],
+        fsum_bounds([omega_high, *finite, -1.0])[1],
+    )
+    return MassLogs.of(excess, (omega_low, omega_high))
 
 
 def _suffix_sums(mass: np.ndarray) -> np.ndarray:
@@ -207,13 +258,15 @@ def privacy_loss_distribution(
     log_a = np.log(a[finite])
     losses = log_a - np.log(b[finite])
     order = np.argsort(losses, kind="stable")
+    distinguishing = a[(a > 0.0) & (b == 0.0)].tolist()
     return PrivacyLossDistribution(
         losses=losses[order],
         mass_a=a[finite][order],
         mass_b=b[finite][order],
         log_mass_a=log_a[order],
-        distinguishing_mass=math.fsum(a[(a > 0.0) & (b == 0.0)].tolist()),
+        distinguishing_mass=math.fsum(distinguishing),
         impossible_mass_b=math.fsum(b[(a == 0.0) & (b > 0.0)].tolist()),
+        mass_logs=MassLogs.of(fsum_bounds([*a.tolist(), -1.0]), fsum_bounds(distinguishing)),
     )
 
 

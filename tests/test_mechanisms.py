@@ -352,7 +352,7 @@ def test_stable_for_a_large_bound_to_sigma_ratio():
     )
     mechanism = TruncatedGaussianMechanism(sigma=1.0, bound=40.0)
     assert 0.0 <= mechanism.distinguishing_mass("A/B") < 1e-300
-    assert mechanism.max_finite_loss("A/B") == 39.5
+    assert 39.5 <= mechanism.max_finite_loss("A/B") <= 39.5 * (1 + 1e-14)  # rounded up
     for lam in (1.0, 30.0, 38.0, 45.0, 1e6):
         gamma = mechanism.log_moment(lam, "A/B")
         assert math.isfinite(gamma)

@@ -79,8 +79,6 @@ MIN_TAIL = 1e-300
 LOST_SLACK = 1e-6
 #: A tail cut that would keep all but this fraction of a bounded loss range is skipped.
 SNAP = 1e-6
-#: Declared relative error of the closed-form distinguishing masses (observed <= ~1.1e4 u).
-OMEGA_RELATIVE_ERROR = 1e-10
 
 
 def analytic_release(mechanism: Any) -> _AnalyticRelease | None:
@@ -142,9 +140,6 @@ class _AnalyticRelease:
     def __init__(self, mechanism: Any):
         self.mechanism = mechanism
         self.description = mechanism.description
-        omega = mechanism.distinguishing_mass("A/B")
-        # Gamma_0 = ln(A-mass of the finite-loss outcomes) = ln(1 - omega)
-        self._log_keep = math.log1p(-omega) if omega <= 0.5 else mechanism.log_moment(0.0, "A/B")
         self._stats: dict[float, LossStatistics] = {}
 
     def same_directions(self) -> bool:
@@ -285,7 +280,7 @@ class _AnalyticRelease:
             mass_b=mass_b,
             offset_low=anchor - width - pad,
             offset_high=anchor + pad,
-            log_no_distinguishing=self._log_keep,
+            mass_logs=self.mechanism.mass_logs("A/B"),
             lost_a=lost,
             # + 2u: a point mass added to a continuous one
             relative_error=self._relative_error(largest, width, delta) + 2.0 * U,
@@ -293,11 +288,7 @@ class _AnalyticRelease:
             error_b=1.01 * float(np.linalg.norm(abs_b)),
         )
         # Chernoff moments of the bucketed A-masses, for certified tail cuts in composition
-        return attrs.evolve(
-            bucketed,
-            tail_moments=((TailMoments.of(bucketed), 1),),
-            distinguishing_error=OMEGA_RELATIVE_ERROR,
-        )
+        return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))
 
 
 class _GaussianRelease(_AnalyticRelease):

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from accountant._directed import distinguishing_bounds, total_mass_up
 from accountant.buckets._kernels import adp_scan, pdp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 
@@ -37,15 +38,8 @@ def _sum_slack(terms: int) -> float:
 
 
 def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
-    if pld.log_no_distinguishing == -math.inf:
-        # Some release's omega came out >= 1 (a correctly rounded sum, or a source's value
-        # with relative error distinguishing_error), so the true Omega is at least
-        # 1 - u - distinguishing_error; the margin below would be infinite.
-        return max(0.0, 1.0 - UNIT_ROUNDOFF - pld.distinguishing_error), 1.0
-    omega = pld.distinguishing_mass
-    margin = 16.0 * UNIT_ROUNDOFF * max(1.0, abs(pld.log_no_distinguishing))
-    margin += pld.distinguishing_error
-    return max(0.0, omega * (1.0 - margin)), min(1.0, omega * (1.0 + margin))
+    """Certified ``(low, high)`` of the composed distinguishing mass (masses as given)."""
+    return distinguishing_bounds(pld.mass_logs)
 
 
 def adp_interval(
@@ -73,7 +67,7 @@ def adp_interval(
     lower_finite = max(0.0, lower_sum - error_a - error_b_scaled, lower_a_only - error_a)
     omega_low, omega_high = _omega_bounds(pld)
     slack = _sum_slack(counted)
-    upper = min(1.0, (omega_high + pld.lost_a + upper_finite) * slack)
+    upper = min(total_mass_up(pld.mass_logs), (omega_high + pld.lost_a + upper_finite) * slack)
     lower = min(upper, (omega_low + lower_finite) / slack)
     return lower, upper, max(0.0, upper_sum - lower_sum)
 
@@ -87,6 +81,6 @@ def pdp_interval(
     error = pld.relative_error * possibly + math.sqrt(counted) * pld.error_a
     omega_low, omega_high = _omega_bounds(pld)
     slack = _sum_slack(counted)
-    upper = min(1.0, (omega_high + pld.lost_a + possibly + error) * slack)
+    upper = min(total_mass_up(pld.mass_logs), (omega_high + pld.lost_a + possibly + error) * slack)
     lower = min(upper, max(0.0, omega_low + surely - error) / slack)
     return lower, upper

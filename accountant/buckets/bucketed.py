@@ -21,6 +21,7 @@ import math
 import attrs
 import numpy as np
 
+from accountant._directed import MassLogs, exp_up
 from accountant.buckets._kernels import bucket_indices, bucket_sums
 from accountant.buckets.tails import TailMoments, chernoff_window
 from accountant.pld import PrivacyLossDistribution
@@ -50,20 +51,25 @@ class BucketedPLD:
     mass_b: np.ndarray
     offset_low: float
     offset_high: float
-    log_no_distinguishing: float
+    mass_logs: MassLogs
     lost_a: float = 0.0
     relative_error: float = 0.0
     error_a: float = 0.0
     error_b: float = 0.0
     releases: int = 1
     tail_moments: tuple = ()
-    distinguishing_error: float = 0.0
 
     @property
     def distinguishing_mass(self) -> float:
-        """``Omega = 1 - exp(sum n_i ln(1 - omega_i))``; its relative error is at most
-        ``distinguishing_error`` (declared by the source) plus rounding."""
-        return 0.0 - math.expm1(self.log_no_distinguishing)  # never -0.0
+        """``Omega = prod S_i^{n_i} - prod F_i^{n_i}`` (masses as given; ``1 - prod (1 -
+        omega_i)^{n_i}`` for pmfs summing to 1), a point estimate; certified bounds come from
+        :func:`accountant._directed.distinguishing_bounds` of :attr:`mass_logs`."""
+        return self.mass_logs.distinguishing_mass
+
+    @property
+    def finite_mass(self) -> float:
+        """``prod F_i^{n_i}``: the A-mass with no distinguishing component (an upper bound)."""
+        return exp_up(self.mass_logs.log_finite_mass.high)
 
     @property
     def size(self) -> int:
@@ -78,15 +84,6 @@ class BucketedPLD:
             8.0 * UNIT_ROUNDOFF * (np.abs(centre) + abs(self.offset_low) + abs(self.offset_high))
         )
         return centre + self.offset_low - slack, centre + self.offset_high + slack
-
-
-def _loss_rounding(pld: PrivacyLossDistribution) -> float:
-    """Bound on the rounding error of each computed loss ``ln A - ln B``."""
-    if pld.losses.size == 0:
-        return 0.0
-    log_b = pld.log_mass_a - pld.losses
-    largest = float(np.max(np.abs(pld.log_mass_a)) + np.max(np.abs(log_b)))
-    return 4.0 * UNIT_ROUNDOFF * (largest + float(np.max(np.abs(pld.losses))))
 
 
 class BucketBudgetError(Exception):
@@ -109,9 +106,8 @@ def bucket_pld(
     the rounding error of the losses. More than ``max_buckets`` buckets raise
     :class:`BucketBudgetError` before anything is allocated.
     """
-    log_keep = math.log1p(-pld.distinguishing_mass) if pld.distinguishing_mass < 1 else -math.inf
     if pld.losses.size == 0:
-        return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, log_keep)
+        return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
     low_cut, high_cut, lost = _tail_cut_positions(pld.mass_a, tail_mass)
     losses = pld.losses[low_cut:high_cut]
     index = bucket_indices(losses, anchor, width, EDGE_SNAP)
@@ -120,7 +116,7 @@ def bucket_pld(
     if count > max_buckets:
         raise BucketBudgetError(count)
     offsets = losses - index * width
-    rounding = _loss_rounding(pld) + 4.0 * UNIT_ROUNDOFF * float(np.max(np.abs(losses)))
+    rounding = pld.loss_rounding + 4.0 * UNIT_ROUNDOFF * float(np.max(np.abs(losses)))
     mass_a, mass_b, terms = bucket_sums(
         index, first, count, pld.mass_a[low_cut:high_cut], pld.mass_b[low_cut:high_cut]
     )
@@ -132,7 +128,7 @@ def bucket_pld(
         mass_b=mass_b,
         offset_low=float(offsets.min()) - rounding,
         offset_high=float(offsets.max()) + rounding,
-        log_no_distinguishing=log_keep,
+        mass_logs=pld.mass_logs,
         lost_a=lost * (1.0 + 4.0 * UNIT_ROUNDOFF * pld.losses.size),
         relative_error=1.01 * terms * UNIT_ROUNDOFF,
     )

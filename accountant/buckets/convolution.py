@@ -77,9 +77,9 @@ def compose_pair(
     (power-of-two multiples after coarsening) are first coarsened to the larger; a result
     longer than ``max_size`` buckets is coarsened until it fits.
 
-    Indices and offsets add; ``ln(1 - Omega)`` adds; the lost mass becomes
-    ``lx (1 - Omega_y) + ly (1 - Omega_x) - lx ly`` (outcomes with a lost component
-    and no distinguishing one). Errors: relative parts add
+    Indices and offsets add; the mass logs ``T`` and ``D`` add; the lost mass becomes
+    ``lx F_y + ly F_x - lx ly`` (outcomes with a lost component and no distinguishing one;
+    ``F`` the finite A-mass). Errors: relative parts add
     (``rx + ry + rx ry`` plus the new rounding), absolute parts propagate as
     ``|e_x * y|_2 <= |e_x|_2 |y|_1`` (Young's inequality).
     """
@@ -100,9 +100,7 @@ def compose_pair(
         growth * (x.error_b * (1.0 + y.relative_error) + float(np.sum(x.mass_b)) * y.error_b)
         + abs_b
     )
-    keep_x = math.exp(x.log_no_distinguishing)
-    keep_y = math.exp(y.log_no_distinguishing)
-    lost = x.lost_a * keep_y + y.lost_a * keep_x - x.lost_a * y.lost_a
+    lost = x.lost_a * y.finite_mass + y.lost_a * x.finite_mass - x.lost_a * y.lost_a
     composed = BucketedPLD(
         width=x.width,
         first_index=x.first_index + y.first_index,
@@ -110,14 +108,13 @@ def compose_pair(
         mass_b=mass_b,
         offset_low=x.offset_low + y.offset_low,
         offset_high=x.offset_high + y.offset_high,
-        log_no_distinguishing=x.log_no_distinguishing + y.log_no_distinguishing,
+        mass_logs=x.mass_logs + y.mass_logs,
         lost_a=max(0.0, lost) * (1.0 + 8.0 * UNIT_ROUNDOFF),
         relative_error=relative,
         error_a=error_a,
         error_b=error_b,
         releases=x.releases + y.releases,
         tail_moments=merge_tail_moments(x.tail_moments, y.tail_moments),
-        distinguishing_error=max(x.distinguishing_error, y.distinguishing_error),
     )
     composed = cut_to_chernoff_window(composed, tail_mass)
     while max_size is not None and composed.size > max_size:

@@ -13,7 +13,7 @@
   length ~2^18 stay below 0.0035), i.e. the bound has a margin of about 80x.
   ``test_fft_error_ratio_report`` re-measures it on a fixed grid.
 * ``compose_power`` equals repeated ``compose_pair`` for n = 1..9, indices and offsets add,
-  ``log_no_distinguishing`` adds, ``lost_a`` composes to ``(1-w)^n - (1-w-l)^n`` (the
+  ``mass_logs`` add, ``lost_a`` composes to ``(1-w)^n - (1-w-l)^n`` (the
   A-mass of outcomes with a lost component and no distinguishing one).
 * The error model of ``bucketed.py`` survives FFT composition: stored masses ``m`` and
   true masses ``t`` satisfy ``|m - t| <= rel * t + e`` with ``|e|_2 <= error_a``.
@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import WorstCasePair
+from accountant._directed import MassLogs
 from accountant.buckets.bucketed import BucketedPLD, bucket_pld
 from accountant.buckets.convolution import (
     _fft_convolve,
@@ -188,14 +189,20 @@ def test_compose_power_equals_repeated_compose_pair(pair, times, width, directio
     ):
         assert math.isclose(got, times * one, rel_tol=1e-14, abs_tol=1e-300)
     assert power.offset_low <= power.offset_high
-    # distinguishing mass composes in log space: ln(1 - Omega_n) = n ln(1 - omega)
-    assert math.isclose(
-        power.log_no_distinguishing, times * single.log_no_distinguishing, rel_tol=1e-14
-    ) or (power.log_no_distinguishing == single.log_no_distinguishing == -math.inf)
+    # the mass logs compose as n times those of one release (outward rounding only)
+    for got, one in (
+        (power.mass_logs.total, single.mass_logs.total),
+        (power.mass_logs.finite_fraction, single.mass_logs.finite_fraction),
+    ):
+        assert got.low <= times * one.low or got.low == one.low == -math.inf
+        assert got.high >= times * one.high
+        assert math.isclose(got.low, times * one.low, rel_tol=1e-14, abs_tol=1e-300) or (
+            got.low == one.low == -math.inf
+        )
     assert power.releases == times == repeated.releases
     assert power.lost_a == repeated.lost_a == 0.0
     # the total A-mass of the finite part is (1 - omega)^n (mass is conserved)
-    keep = math.exp(single.log_no_distinguishing)
+    keep = single.finite_mass
     total = float(np.sum(power.mass_a))
     expected = float(np.sum(single.mass_a)) ** times
     assert abs(total - expected) <= 1e-12 * keep**times + UNDERFLOW
@@ -224,7 +231,7 @@ def _with_loss(pld: BucketedPLD, lost: float, omega: float) -> BucketedPLD:
         pld,
         mass_a=pld.mass_a * scale,
         lost_a=lost,
-        log_no_distinguishing=math.log1p(-omega),
+        mass_logs=MassLogs.of((0.0, 0.0), (omega, omega)),
     )
 
 
@@ -242,9 +249,9 @@ def test_lost_and_distinguishing_mass_compose_as_documented(times, lost, omega):
     assert mpmath.mpf(power.lost_a) >= exact_lost  # never understated
     assert power.lost_a <= float(exact_lost) * (1 + 1e-13)
     exact_log_keep = times * mpmath.log(keep)
-    assert abs(mpmath.mpf(power.log_no_distinguishing) - exact_log_keep) <= 1e-14 * (
-        1 + abs(exact_log_keep)
-    )
+    fraction = power.mass_logs.finite_fraction
+    assert fraction.low <= exact_log_keep <= fraction.high
+    assert fraction.high - fraction.low <= 1e-14 * (1 + abs(exact_log_keep))
     assert math.isclose(power.distinguishing_mass, float(1 - keep**times), rel_tol=1e-13)
 
 
@@ -256,7 +263,9 @@ def test_lost_mass_heterogeneous_pair():
     keep_x, keep_y = 0.95, 0.999
     exact = keep_x * keep_y - (keep_x - 0.01) * (keep_y - 0.2)
     assert exact <= z.lost_a <= exact * (1 + 1e-13)
-    assert math.isclose(z.log_no_distinguishing, math.log(0.95) + math.log(0.999), rel_tol=1e-15)
+    fraction = z.mass_logs.finite_fraction
+    exact = mpmath.log(1 - mpmath.mpf(0.05)) + mpmath.log(1 - mpmath.mpf(0.001))
+    assert fraction.low <= exact <= fraction.high
 
 
 def test_compose_pair_coarsens_power_of_two_widths_and_rejects_others():
@@ -321,7 +330,7 @@ def test_fft_compose_pair_error_model_random_buckets(kind_a, size, seed):
     rng = np.random.default_rng(seed)
     a = _make(kind_a, size, rng)
     b = _make("heavy" if kind_a != "heavy" else "pmf", size, rng)
-    pld = BucketedPLD(0.1, -3, a / a.sum(), b / b.sum(), -0.05, 0.0, 0.0)
+    pld = BucketedPLD(0.1, -3, a / a.sum(), b / b.sum(), -0.05, 0.0, MassLogs())
     fft = compose_pair(pld, pld, 0.0)
     direct = compose_pair(pld, pld, 0.0, force_direct=True)
     assert fft.error_a > 0.0  # 2100^2 > DIRECT_BUDGET: FFT path
