@@ -6,12 +6,21 @@ This is what ``accountant audit`` prints; it is also usable from Python::
     from accountant.audit import audit_additive
     report = audit_additive(noise.truncated_gaussian(100.0, 500.0, 0.5), 1.0, times=128)
     print(report.format_table())
+    report.to_dict()        # the JSON form, see accountant.audit_results
+
+For a delta query (``epsilon`` given) the report holds, in both directions: the
+distinguishing mass of one release and after ``times`` releases, the exact ADP and PDP
+delta of one release, the Extended MA delta after ``times`` releases under both
+conversions (with the optimal lambda) and, for a single pair, the certified
+PrivacyBuckets ADP and PDP brackets. For an eps query (``target_delta`` given) the
+same quantities are the smallest eps meeting the target.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -22,109 +31,43 @@ from accountant._checks import (
     check_positive_int,
     check_target_delta,
 )
+from accountant.audit_results import (
+    AuditMechanism,
+    AuditQuery,
+    AuditReport,
+    AuditResults,
+    Bracket,
+    BucketsResult,
+    Directional,
+    MomentsResult,
+)
 from accountant.buckets import PrivacyBuckets
-from accountant.moments import CONVERSIONS, ExtendedMA
+from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.moments import ExtendedMA
 from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair, additive_shift_pairs
 from accountant.pld import privacy_loss_distribution
 
-__all__ = ["AuditReport", "AuditRow", "audit_additive", "audit_pairs"]
+__all__ = ["AuditReport", "Progress", "audit_additive", "audit_pairs"]
 
 _DIRECTIONS = ("A/B", "B/A")
 
-
-@attrs.frozen
-class AuditRow:
-    """One quantity in both directions; ``lam`` holds the optimal lambda where it applies."""
-
-    name: str
-    a_over_b: float
-    b_over_a: float
-    lam_a_over_b: float | None = None
-    lam_b_over_a: float | None = None
-
-    def value(self, direction: str) -> float:
-        """The quantity in ``direction`` (``"max"``: the larger of both)."""
-        if direction == "A/B":
-            return self.a_over_b
-        if direction == "B/A":
-            return self.b_over_a
-        return max(self.a_over_b, self.b_over_a)
+#: ``progress(stage, done, total)`` is called before each stage of an audit.
+Progress = Callable[[str, int, int], None]
 
 
-@attrs.frozen
-class AuditReport:
-    """Everything ``accountant audit`` reports about a mechanism."""
+@attrs.define
+class _Stages:
+    """Calls ``progress`` with a running stage count (a no-op without a callback)."""
 
-    description: str
-    times: int
-    epsilon: float | None
-    target_delta: float | None
-    direction: str
-    shift_note: str
-    rows: tuple[AuditRow, ...]
+    progress: Progress | None
+    total: int
+    done: int = 0
 
-    def to_dict(self) -> dict:
-        """JSON-ready form (``inf`` becomes the string ``"inf"``)."""
-
-        def clean(x: float | None) -> float | str | None:
-            return None if x is None else (x if math.isfinite(x) else str(x))
-
-        return {
-            "mechanism": self.description,
-            "compositions": self.times,
-            "epsilon": self.epsilon,
-            "target_delta": self.target_delta,
-            "direction": self.direction,
-            "shift_invariance": self.shift_note,
-            "rows": [
-                {
-                    "name": r.name,
-                    "A/B": clean(r.a_over_b),
-                    "B/A": clean(r.b_over_a),
-                    "reported": clean(r.value(self.direction)),
-                    "lambda A/B": clean(r.lam_a_over_b),
-                    "lambda B/A": clean(r.lam_b_over_a),
-                }
-                for r in self.rows
-            ],
-        }
-
-    def format_table(self) -> str:
-        """A readable fixed-width table."""
-        header = f"{'quantity':<46}{'A/B':>12}{'B/A':>12}{'reported':>12}{'lambda':>9}"
-        lines = [
-            f"mechanism: {self.description}",
-            f"compositions n = {self.times}; "
-            + (
-                f"eps = {self.epsilon:g}"
-                if self.epsilon is not None
-                else f"target delta = {self.target_delta:g}"
-            )
-            + f"; direction {self.direction}",
-            f"shifts: {self.shift_note}",
-            "",
-            header,
-            "-" * len(header),
-        ]
-        for row in self.rows:
-            lam = _max_lambda(row, self.direction)
-            lam_text = "" if lam is None else (f"{lam:9.3g}" if math.isfinite(lam) else "      inf")
-            lines.append(
-                f"{row.name:<46}{row.a_over_b:12.4e}{row.b_over_a:12.4e}"
-                f"{row.value(self.direction):12.4e}{lam_text}"
-            )
-        return "\n".join(lines)
-
-
-def _max_lambda(row: AuditRow, direction: str) -> float | None:
-    if row.lam_a_over_b is None:
-        return None
-    if direction == "A/B":
-        return row.lam_a_over_b
-    if direction == "B/A":
-        return row.lam_b_over_a
-    return row.lam_a_over_b if row.a_over_b >= row.b_over_a else row.lam_b_over_a
+    def __call__(self, stage: str) -> None:
+        if self.progress is not None:
+            self.progress(stage, self.done, self.total)
+        self.done += 1
 
 
 def audit_pairs(
@@ -135,110 +78,156 @@ def audit_pairs(
     target_delta: float | None = None,
     direction: str = "max",
     shift_note: str = "one pair given",
+    progress: Progress | None = None,
 ) -> AuditReport:
     """Audit ``times`` releases of a pair (or the worst case over several pairs).
 
-    With ``epsilon``: exact single-release ADP and PDP delta, Extended MA delta after
-    ``times`` releases under both conversions with their optimal lambda, and the
-    distinguishing mass per release and after ``times``. With ``target_delta``
-    instead: the corresponding epsilons.
+    Give exactly one of ``epsilon`` (delta query) and ``target_delta`` (eps query). An
+    eps query whose target lies below the distinguishing mass after ``times`` releases,
+    in a requested direction, raises :class:`~accountant.errors.InfeasibleTargetError`
+    quoting that composed floor; in a direction that was not requested the value is
+    ``inf`` and a note says why. PrivacyBuckets rows need a single pair (there is no
+    single composed PLD for a worst case over shifts); with several they are ``None``.
     """
     pair_list = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
     times = check_positive_int("times", times)
     direction = check_direction("direction", direction)
     if (epsilon is None) == (target_delta is None):
-        raise ValueError("give exactly one of epsilon and target_delta")
-    plds = {d: [privacy_loss_distribution(p, d) for p in pair_list] for d in _DIRECTIONS}
-    accountants = {c: ExtendedMA(conversion=c).compose(pair_list, times) for c in CONVERSIONS}
-    omega = {d: max(pld.distinguishing_mass for pld in plds[d]) for d in _DIRECTIONS}
-    ma = accountants["tight"]
-    rows = [
-        AuditRow("distinguishing mass, one release", omega["A/B"], omega["B/A"]),
-        AuditRow(
-            f"distinguishing mass, after n = {times}",
-            ma.distinguishing_mass("A/B"),
-            ma.distinguishing_mass("B/A"),
-        ),
-    ]
+        raise InvalidInputError(
+            f"give exactly one of epsilon and target_delta, got epsilon={epsilon!r} and "
+            f"target_delta={target_delta!r}"
+        )
     if epsilon is not None:
-        eps = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
-        rows += [
-            _per_direction(
-                "exact delta, one release (ADP)", lambda d: max(p.delta(eps) for p in plds[d])
-            ),
-            _per_direction(
-                "exact delta, one release (PDP)", lambda d: max(p.delta_pdp(eps) for p in plds[d])
-            ),
-        ]
-        for conversion, accountant in accountants.items():
-            details = accountant.delta_details(eps)
-            rows.append(
-                AuditRow(
-                    f"Extended MA delta, {conversion} conversion, n = {times}",
-                    details.a_over_b.delta,
-                    details.b_over_a.delta,
-                    details.a_over_b.lam,
-                    details.b_over_a.lam,
-                )
-            )
+        epsilon = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
     else:
-        target = check_target_delta("target_delta", target_delta)
-        rows += [
-            _per_direction(
-                "exact eps, one release (ADP)", lambda d: max(p.epsilon(target) for p in plds[d])
-            ),
-            _per_direction(
-                "exact eps, one release (PDP)",
-                lambda d: max(p.epsilon_pdp(target) for p in plds[d]),
-            ),
-        ]
-        for conversion, accountant in accountants.items():
-            rows.append(
-                _per_direction(
-                    f"Extended MA eps, {conversion} conversion, n = {times}",
-                    lambda d, a=accountant: a.epsilon(target, d),
-                )
-            )
+        target_delta = check_target_delta("target_delta", target_delta)
+    query = AuditQuery(times, epsilon, target_delta, direction)
+    stages = _Stages(progress, 6 if len(pair_list) == 1 else 3)
+    notes: list[str] = []
+
+    stages("privacy-loss distributions of one release")
+    plds = {d: [privacy_loss_distribution(p, d) for p in pair_list] for d in _DIRECTIONS}
+    stages(f"Extended MA, n = {times}")
+    tight = ExtendedMA(conversion="tight").compose(pair_list, times)
+    paper = ExtendedMA(conversion="paper").compose(pair_list, times)
+    one = Directional(*(max(p.distinguishing_mass for p in plds[d]) for d in _DIRECTIONS))
+    composed = Directional(*(tight.distinguishing_mass(d) for d in _DIRECTIONS))
+    if target_delta is not None:
+        _check_composed_floor(target_delta, query, one, composed, notes)
+
+    def each(label: str, compute: Callable[[str], float]) -> Directional:
+        return Directional(*(_guarded(label, compute, d, query, notes) for d in _DIRECTIONS))
+
+    stages("exact values of one release")
+    if epsilon is not None:
+        eps = epsilon
+        exact_adp = each("one release", lambda d: max(p.delta(eps) for p in plds[d]))
+        exact_pdp = each("one release", lambda d: max(p.delta_pdp(eps) for p in plds[d]))
+        ma = {c: _ma_delta(a, eps) for c, a in (("tight", tight), ("paper", paper))}
+    else:
+        target = target_delta
+        exact_adp = each("one release", lambda d: max(p.epsilon(target) for p in plds[d]))
+        exact_pdp = each("one release", lambda d: max(p.epsilon_pdp(target) for p in plds[d]))
+        ma = {
+            c: MomentsResult(each(f"Extended MA, n = {times}", lambda d, a=a: a.epsilon(target, d)))
+            for c, a in (("tight", tight), ("paper", paper))
+        }
+    buckets = None
     if len(pair_list) == 1:
-        rows += _privacy_bucket_rows(pair_list[0], times, epsilon, target_delta)
+        buckets = _privacy_buckets(pair_list[0], query, stages, notes)
     else:
-        shift_note += "; PrivacyBuckets rows omitted (no single composed PLD for mixed shifts)"
+        notes.append("PrivacyBuckets rows omitted: no single composed PLD for mixed shifts")
+    results = AuditResults(one, composed, exact_adp, exact_pdp, ma["tight"], ma["paper"], buckets)
     description = pair_list[0].description if len(pair_list) == 1 else shift_note
-    return AuditReport(
-        description=description,
-        times=times,
-        epsilon=epsilon,
-        target_delta=target_delta,
-        direction=direction,
-        shift_note=shift_note,
-        rows=tuple(rows),
+    mechanism = AuditMechanism(description, shift_note, len(pair_list))
+    return AuditReport(mechanism, query, results, notes=tuple(notes))
+
+
+def _ma_delta(accountant: ExtendedMA, eps: float) -> MomentsResult:
+    details = accountant.delta_details(eps)
+    return MomentsResult(
+        Directional(details.a_over_b.delta, details.b_over_a.delta),
+        Directional(details.a_over_b.lam, details.b_over_a.lam),
     )
 
 
-def _privacy_bucket_rows(
-    pair: WorstCasePair, times: int, epsilon: float | None, target_delta: float | None
-) -> list[AuditRow]:
-    """Certified PrivacyBuckets rows: ADP lower/upper and PDP lower/upper (or eps bounds)."""
-    buckets = PrivacyBuckets().compose(pair, times=times)
-    label = f"PrivacyBuckets {{}}, n = {times}"
-    if epsilon is not None:
-        adp = {d: buckets.delta(epsilon, d) for d in _DIRECTIONS}
-        pdp = {d: buckets.delta_pdp(epsilon, d) for d in _DIRECTIONS}
-        return [
-            _per_direction(label.format("ADP delta lower"), lambda d: adp[d].lower),
-            _per_direction(label.format("ADP delta upper"), lambda d: adp[d].upper),
-            _per_direction(label.format("PDP delta lower"), lambda d: pdp[d].lower),
-            _per_direction(label.format("PDP delta upper"), lambda d: pdp[d].upper),
-        ]
-    eps = {d: buckets.epsilon(target_delta, d) for d in _DIRECTIONS}
-    return [
-        _per_direction(label.format("ADP eps lower"), lambda d: eps[d].lower),
-        _per_direction(label.format("ADP eps upper"), lambda d: eps[d].upper),
-    ]
+def _privacy_buckets(
+    pair: WorstCasePair, query: AuditQuery, stages: _Stages, notes: list[str]
+) -> BucketsResult:
+    """Certified PrivacyBuckets ADP and PDP brackets (of delta, or of eps)."""
+    n = query.compositions
+    stages(f"PrivacyBuckets composition, n = {n}")
+    buckets = PrivacyBuckets().compose(pair, times=n)
+    brackets = {}
+    for kind in ("ADP", "PDP"):
+        label = f"PrivacyBuckets {kind}, n = {n}"
+        stages(f"{label}: bounds")
+        if query.epsilon is not None:
+            method = buckets.delta if kind == "ADP" else buckets.delta_pdp
+
+            def compute(d: str, method=method) -> tuple[float, float]:
+                return tuple(method(query.epsilon, d))
+        else:
+
+            def compute(d: str, kind=kind) -> tuple[float, float]:
+                return tuple(buckets.epsilon(query.target_delta, d, kind=kind))
+
+        found = {
+            d: _guarded(label, compute, d, query, notes, fallback=(math.inf, math.inf))
+            for d in _DIRECTIONS
+        }
+        brackets[kind] = Bracket(
+            Directional(found["A/B"][0], found["B/A"][0]),
+            Directional(found["A/B"][1], found["B/A"][1]),
+        )
+    return BucketsResult(brackets["ADP"], brackets["PDP"])
 
 
-def _per_direction(name: str, compute) -> AuditRow:
-    return AuditRow(name, compute("A/B"), compute("B/A"))
+def _requested(direction: str, query: AuditQuery) -> bool:
+    return query.direction in ("max", direction)
+
+
+def _guarded(
+    label: str,
+    compute: Callable[[str], Any],
+    direction: str,
+    query: AuditQuery,
+    notes: list[str],
+    fallback: Any = math.inf,
+) -> Any:
+    """``compute(direction)``; an infeasible target in a direction that was not asked for
+    gives ``fallback`` (no finite eps: ``inf``) and a note, unless a note on that
+    direction's composed floor already explains it; in a requested direction the error
+    propagates."""
+    try:
+        return compute(direction)
+    except InfeasibleTargetError as exc:
+        if _requested(direction, query):
+            raise
+        if not any(note.startswith(f"direction {direction} ") for note in notes):
+            notes.append(f"direction {direction} (not requested), {label}: {exc}")
+        return fallback
+
+
+def _check_composed_floor(
+    target: float, query: AuditQuery, one: Directional, composed: Directional, notes: list[str]
+) -> None:
+    """Refuse an eps query whose target is below the distinguishing mass after n releases
+    in a requested direction; in a direction not requested, add a note instead."""
+    for d in _DIRECTIONS:
+        floor = composed.value(d)
+        if target >= floor:
+            continue
+        text = (
+            f"target_delta={target!r} is below the distinguishing mass after "
+            f"n = {query.compositions} releases, {floor:.4g} (direction {d}; one release: "
+            f"{one.value(d):.4g}), so no eps reaches it"
+        )
+        if _requested(d, query):
+            raise InfeasibleTargetError(
+                f"{text}; a wider cut (a larger bound) or fewer releases lowers that floor"
+            )
+        notes.append(f"direction {d} (not requested): {text}; its values after n releases are inf")
 
 
 def audit_additive(
@@ -250,6 +239,7 @@ def audit_additive(
     target_delta: float | None = None,
     direction: str = "max",
     description: str | None = None,
+    progress: Progress | None = None,
 ) -> AuditReport:
     """Audit additive ``noise`` with ``sensitivity``: the full shift alone when the noise is
     symmetric and monotone (paper, Theorem "Shift Invariance"), else every grid shift."""
@@ -268,7 +258,9 @@ def audit_additive(
         target_delta=target_delta,
         direction=direction,
         shift_note=note,
+        progress=progress,
     )
     if description is not None:
-        report = attrs.evolve(report, description=description)
+        mechanism = attrs.evolve(report.mechanism, description=description)
+        report = attrs.evolve(report, mechanism=mechanism)
     return report

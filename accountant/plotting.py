@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,16 +38,25 @@ def plot_delta_curves(
     *,
     title: str = "",
     epsilons: np.ndarray | None = None,
+    mark_epsilon: float | None = None,
+    mark_delta: float | None = None,
 ) -> None:
     """Write a log-scale plot of delta(eps) after ``times`` releases: the certified
     PrivacyBuckets band (single pair only), the Extended MA (tight and paper) and the
-    composed distinguishing mass."""
+    composed distinguishing mass.
+
+    The title is ``title`` (wrapped) over a line stating n. ``mark_epsilon`` draws a
+    vertical line at the requested (or found) eps, ``mark_delta`` a horizontal line at a
+    target delta; the default eps range is widened to show the marked eps.
+    """
     plt = _pyplot()
     pair_list = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
     tight = ExtendedMA().compose(pair_list, times)
     paper = ExtendedMA(conversion="paper").compose(pair_list, times)
     if epsilons is None:
         top = max(2.0 * tight.epsilon(max(1e-10, 2 * tight.distinguishing_mass())), 0.5)
+        if mark_epsilon is not None and math.isfinite(mark_epsilon):
+            top = max(top, 1.25 * mark_epsilon)
         epsilons = np.linspace(0.0, top, 200)
     figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     if len(pair_list) == 1:
@@ -80,10 +91,26 @@ def plot_delta_curves(
         ls=":",
         label="distinguishing mass after n releases",
     )
+    heading = f"delta(epsilon) after n = {times} releases"
+    if mark_epsilon is not None:
+        axes.axvline(
+            mark_epsilon, color="tab:purple", lw=1.2, ls="-.", label=f"eps = {mark_epsilon:.4g}"
+        )
+        heading += f", eps = {mark_epsilon:.4g} marked"
+    if mark_delta is not None:
+        heading += f" (certified for target delta {mark_delta:.3g})"
+        axes.axhline(
+            mark_delta,
+            color="tab:orange",
+            lw=1.2,
+            ls="-.",
+            label=f"target delta = {mark_delta:.3g}",
+        )
     axes.set_yscale("log")
     axes.set_xlabel("epsilon")
     axes.set_ylabel("delta(epsilon)")
-    axes.set_title(title or f"delta(epsilon) after n = {times} releases")
+    lines = textwrap.wrap(title, width=70) if title else []
+    axes.set_title("\n".join([*lines, heading]), fontsize=10)
     axes.grid(True, which="both", alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()

@@ -1,4 +1,4 @@
-"""``accountant audit``: defaults, --json, and bad-argument exits."""
+"""``accountant audit``: defaults, --json against the library, bad-argument exits."""
 
 from __future__ import annotations
 
@@ -19,126 +19,108 @@ def run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+def audit_json(capsys, *args: str) -> dict:
+    assert main(["audit", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def test_default_audit_prints_the_papers_setting():
     result = run("audit")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "truncated Gaussian (sigma 100, bound 500, step 0.5), sensitivity 1" in out
-    assert "n = 128" in out and "eps = 0.3" in out
+    assert "delta at eps = 0.3 after n = 128 releases" in out
     for row in (
         "distinguishing mass, one release",
         "distinguishing mass, after n = 128",
         "exact delta, one release (ADP)",
         "Extended MA delta, tight conversion",
         "Extended MA delta, paper conversion",
+        "PrivacyBuckets ADP delta upper, n = 128",
     ):
         assert row in out
+    assert max(len(line) for line in out.splitlines()) <= 90
 
 
 def test_json_matches_the_library(capsys):
-    assert main(["audit", "--json"]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    rows = {row["name"]: row for row in payload["rows"]}
+    payload = audit_json(capsys)
+    results = payload["results"]
     pair = WorstCasePair.additive(noise.truncated_gaussian(100.0, 500.0, 0.5), 1.0)
     ma = ExtendedMA().compose(pair, times=128)
-    tight = rows["Extended MA delta, tight conversion, n = 128"]
+    tight = results["extended_ma"]["tight"]
     assert tight["reported"] == pytest.approx(ma.delta(0.3), rel=1e-12)
-    assert tight["lambda A/B"] == pytest.approx(ma.delta_details(0.3).a_over_b.lam, rel=1e-9)
-    exact = rows["exact delta, one release (ADP)"]
-    assert exact["reported"] == pytest.approx(exact_delta(pair, 0.3), rel=1e-12)
-    assert payload["compositions"] == 128 and payload["epsilon"] == 0.3
+    assert tight["lambda"]["a_over_b"] == pytest.approx(ma.delta_details(0.3).a_over_b.lam)
+    assert results["exact"]["adp"]["reported"] == pytest.approx(exact_delta(pair, 0.3), rel=1e-12)
+    assert payload["query"] == {
+        "quantity": "delta",
+        "compositions": 128,
+        "epsilon": 0.3,
+        "target_delta": None,
+        "direction": "max",
+    }
+    settings = payload["mechanism"]["settings"]
+    assert settings["family"] == "truncated-gaussian" and settings["sigma"] == 100.0
 
 
 def test_target_delta_gives_epsilons(capsys):
-    assert main(["audit", "--target-delta", "1e-5", "--json", "-n", "16"]) == 0
-    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    payload = audit_json(capsys, "--target-delta", "1e-5", "-n", "16")
     pair = WorstCasePair.additive(noise.truncated_gaussian(100.0, 500.0, 0.5), 1.0)
     expected = ExtendedMA().compose(pair, times=16).epsilon(1e-5)
-    assert rows["Extended MA eps, tight conversion, n = 16"]["reported"] == pytest.approx(expected)
+    assert payload["query"]["quantity"] == "epsilon"
+    assert payload["results"]["extended_ma"]["tight"]["reported"] == pytest.approx(expected)
+    adp = payload["results"]["privacy_buckets"]["adp"]
+    assert adp["lower"]["reported"] <= adp["upper"]["reported"] <= expected
 
 
 def test_other_families_direction_and_dp_sgd(capsys):
-    args = [
-        "audit",
-        "--family",
-        "truncated-laplace",
-        "--scale",
+    args = ["--family", "truncated-laplace", "--scale", "2", "--bound", "10", "--step", "0.5"]
+    payload = audit_json(capsys, *args, "--direction", "A/B")
+    assert payload["query"]["direction"] == "A/B"
+    omega = payload["results"]["distinguishing_mass"]["one_release"]
+    assert omega["reported"] == omega["a_over_b"]
+    payload = audit_json(
+        capsys,
+        "--sampling-rate",
+        "0.1",
+        "--sigma",
         "2",
         "--bound",
         "10",
         "--step",
         "0.5",
-        "--direction",
-        "A/B",
-        "--json",
-    ]
-    assert main(args) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert payload["direction"] == "A/B"
-    assert (
-        main(
-            [
-                "audit",
-                "--sampling-rate",
-                "0.1",
-                "--sigma",
-                "2",
-                "--bound",
-                "10",
-                "--step",
-                "0.5",
-                "-n",
-                "64",
-                "--json",
-            ]
-        )
-        == 0
+        "-n",
+        "64",
     )
-    payload = json.loads(capsys.readouterr().out)
-    assert "DP-SGD" in payload["mechanism"]
-    rows = {row["name"]: row for row in payload["rows"]}
-    omega = rows["distinguishing mass, one release"]
-    assert omega["A/B"] != omega["B/A"]  # the mixture pair is asymmetric
+    assert "DP-SGD" in payload["mechanism"]["description"]
+    assert payload["mechanism"]["settings"]["sampling_rate"] == 0.1
+    omega = payload["results"]["distinguishing_mass"]["one_release"]
+    assert omega["a_over_b"] != omega["b_over_a"]  # the mixture pair is asymmetric
 
 
 def test_non_monotone_file_noise_audits_every_shift(tmp_path, capsys):
     path = tmp_path / "noise.npy"
     np.save(path, np.array([0.1, 0.3, 0.1, 0.2, 0.3]))
-    assert (
-        main(
-            [
-                "audit",
-                "--family",
-                "file",
-                "--pmf-file",
-                str(path),
-                "--step",
-                "0.5",
-                "--sensitivity",
-                "1",
-                "--json",
-            ]
-        )
-        == 0
-    )
-    payload = json.loads(capsys.readouterr().out)
-    assert "every grid shift 1..2" in payload["shift_invariance"]
+    payload = audit_json(capsys, "--family", "file", "--pmf-file", str(path), "--step", "0.5")
+    assert "every grid shift 1..2" in payload["mechanism"]["shifts"]
+    assert payload["mechanism"]["pairs"] == 2
+    assert payload["results"]["privacy_buckets"] is None
+    assert any("PrivacyBuckets rows omitted" in note for note in payload["notes"])
 
 
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["audit", "--sigma", "-1"], "sigma"),
-        (["audit", "--sigma", "nan"], "sigma"),
+        (["audit", "--sigma", "-1"], "--sigma must be > 0, got -1.0"),
+        (["audit", "--sigma", "nan"], "--sigma must be finite, got nan"),
         (["audit", "--sigma", "abc"], "--sigma"),
         (["audit", "--sensitivity", "0.3"], "sensitivity=0.3"),
         (["audit", "-n", "0"], "--compositions"),
         (["audit", "-n", "2.5"], "-n/--compositions"),
-        (["audit", "--epsilon", "-1"], "epsilon"),
-        (["audit", "--target-delta", "2"], "target_delta"),
+        (["audit", "--epsilon", "-1"], "--epsilon must be finite and >= 0, got -1.0"),
+        (["audit", "--target-delta", "2"], "--target-delta must lie in (0, 1), got 2.0"),
         (["audit", "--epsilon", "1", "--target-delta", "0.1"], "not allowed"),
         (["audit", "--direction", "up"], "--direction"),
-        (["audit", "--sampling-rate", "1.5"], "q must lie in (0, 1]"),
+        (["audit", "--sampling-rate", "1.5"], "--sampling-rate must lie in (0, 1], got 1.5"),
         (["audit", "--family", "file"], "--pmf-file"),
         (["audit", "--family", "file", "--pmf-file", "/nonexistent.npy"], "cannot read"),
         (["audit", "--bound", "500.2"], "bound"),
@@ -152,6 +134,7 @@ def test_bad_arguments_exit_2_with_one_line(args, needle):
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("accountant: error: ")
     assert needle in lines[0]
     assert "Traceback" not in result.stderr
 
@@ -163,15 +146,14 @@ def test_infeasible_target_is_a_clean_error():
 
 
 def test_audit_reports_certified_privacy_buckets_rows(capsys):
-    assert main(["audit", "--json"]) == 0
-    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
-    lower = rows["PrivacyBuckets ADP delta lower, n = 128"]["reported"]
-    upper = rows["PrivacyBuckets ADP delta upper, n = 128"]["reported"]
-    tight = rows["Extended MA delta, tight conversion, n = 128"]["reported"]
+    results = audit_json(capsys)["results"]
+    buckets = results["privacy_buckets"]
+    lower = buckets["adp"]["lower"]["reported"]
+    upper = buckets["adp"]["upper"]["reported"]
+    tight = results["extended_ma"]["tight"]["reported"]
     assert 0 < lower <= upper <= tight
     assert (upper - lower) / upper <= 1e-4
-    pdp_lower = rows["PrivacyBuckets PDP delta lower, n = 128"]["reported"]
-    assert pdp_lower >= lower  # PDP counts every outcome above eps in full
+    assert buckets["pdp"]["lower"]["reported"] >= lower  # PDP counts outcomes above eps in full
 
 
 def test_plot_writes_a_png(tmp_path):

@@ -1,10 +1,17 @@
 """Certified bounds on the smallest eps with delta(eps) <= target (SPEC section 2).
 
-``upper``: the smallest eps found whose certified upper delta is <= target; every
-larger eps is then certified too, because the true delta is non-increasing in eps.
-``lower``: the smallest eps whose certified lower delta is <= target; the certified
-lower delta is non-increasing, so for every smaller eps the true delta exceeds the
-target and no smaller eps can be certified by anyone.
+``upper``: an eps whose certified upper delta is <= target (the smallest one, to the
+bisection's tolerance); every larger eps is then certified too, because the true delta is
+non-increasing in eps. ``lower``: the largest eps the bisection found whose certified
+lower delta still exceeds the target (or 0): the certified lower delta is
+non-increasing, so at it and at every smaller eps the true delta exceeds the target and
+no such eps can be certified by anyone.
+
+Both searches may be confined to an eps bracket already certified (``within``, e.g. from
+a coarser bucket width): the smallest eps of any certified bound lies inside it or the
+bound adds nothing. The bisection halves the range until it is below ``tolerance`` times
+its upper end (at least 4 ulp): a smaller tolerance continues the same halvings, so it
+never returns a wider bracket.
 """
 
 from __future__ import annotations
@@ -19,23 +26,31 @@ from accountant.errors import InfeasibleTargetError
 __all__ = ["epsilon_interval"]
 
 
-def _smallest(predicate: Callable[[float], bool], high: float) -> float:
-    """Smallest eps in ``[0, high]`` with ``predicate`` true, assuming it holds at ``high``
-    (bisection to a few ulp; the returned point always satisfies the predicate)."""
-    if predicate(0.0):
-        return 0.0
-    low = 0.0
-    while high - low > 4.0 * math.ulp(high):
+def _smallest(
+    predicate: Callable[[float], bool], low: float, high: float, tolerance: float
+) -> tuple[float, float]:
+    """``(last, first)``: bisection of ``[low, high]`` for where ``predicate`` turns true,
+    assuming it fails at ``low`` and holds at ``high``: ``predicate(first)`` holds,
+    ``predicate(last)`` fails, and ``first - last`` is at most ``tolerance * first`` (or a
+    few ulp)."""
+    while high - low > max(4.0 * math.ulp(high), tolerance * high):
         middle = 0.5 * (low + high)
         if predicate(middle):
             high = middle
         else:
             low = middle
-    return high
+    return low, high
 
 
-def epsilon_interval(pld: BucketedPLD, target: float, kind: str) -> tuple[float, float]:
-    """``(lower, upper)`` bounds on the smallest eps with delta(eps) <= ``target``."""
+def epsilon_interval(
+    pld: BucketedPLD,
+    target: float,
+    kind: str,
+    within: tuple[float, float] | None = None,
+    tolerance: float = 0.0,
+) -> tuple[float, float]:
+    """``(lower, upper)`` bounds on the smallest eps with delta(eps) <= ``target``; with
+    ``within``, a certified ``(lower, upper)`` to search in (and to fall back on)."""
 
     edges = pld.edges()
     high_edges = edges[1]
@@ -51,8 +66,9 @@ def epsilon_interval(pld: BucketedPLD, target: float, kind: str) -> tuple[float,
     # (reliability fix: float() so that messages show 0.5, not np.float64(0.5))
     if floor_low > target:
         raise InfeasibleTargetError(
-            f"delta={target!r} is below the distinguishing mass "
-            f"{float(pld.distinguishing_mass)!r}; no epsilon reaches it"
+            f"delta={target!r} is below the composed distinguishing mass "
+            f"{float(pld.distinguishing_mass)!r}; no epsilon reaches it; a wider cut (a larger "
+            "bound) or fewer releases lowers it"
         )
     if floor_high > target:
         raise InfeasibleTargetError(
@@ -60,6 +76,20 @@ def epsilon_interval(pld: BucketedPLD, target: float, kind: str) -> tuple[float,
             f"engine could not place is {float(floor_high)!r}; ask for a larger delta or a "
             "smaller tail_mass"
         )
-    upper = _smallest(lambda eps: interval(eps)[1] <= target, beyond)
-    lower = _smallest(lambda eps: interval(eps)[0] <= target, upper)
-    return lower, upper
+    start, stop = (0.0, beyond) if within is None else within
+
+    def certifies(eps: float) -> bool:
+        return interval(eps)[1] <= target
+
+    def may_reach(eps: float) -> bool:
+        return interval(eps)[0] <= target
+
+    # certifies(stop) holds without ``within`` (the floor check above); with it, a bound
+    # that does not certify ``stop`` adds nothing to the bracket already known.
+    if within is None or certifies(stop):
+        stop = start if certifies(start) else _smallest(certifies, start, stop, tolerance)[1]
+    # may_reach(stop) holds: certifies(stop) did, or ``stop`` is certified, so the true
+    # delta there, and the certified lower bound, is <= target.
+    if may_reach(start):
+        return start, stop
+    return _smallest(may_reach, start, stop, tolerance)[0], stop
