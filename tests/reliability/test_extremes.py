@@ -302,8 +302,26 @@ def _audit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict | 
     captured = capsys.readouterr()
     if status != 0:
         return status, None, captured.err
-    payload = json.loads(captured.out)
-    return status, {row["name"]: row for row in payload["rows"]}, captured.err
+    return status, _rows(json.loads(captured.out)), captured.err
+
+
+def _rows(payload: dict) -> dict[str, dict]:
+    """The JSON report's values by the labels of the printed table."""
+    query, results = payload["query"], payload["results"]
+    what, n = ("delta" if query["quantity"] == "delta" else "eps"), query["compositions"]
+    rows = {
+        "distinguishing mass, one release": results["distinguishing_mass"]["one_release"],
+        f"distinguishing mass, after n = {n}": results["distinguishing_mass"]["composed"],
+        f"exact {what}, one release (ADP)": results["exact"]["adp"],
+        f"exact {what}, one release (PDP)": results["exact"]["pdp"],
+    }
+    for conversion in ("tight", "paper"):
+        label = f"Extended MA {what}, {conversion} conversion, n = {n}"
+        rows[label] = results["extended_ma"][conversion]
+    for kind, bracket in (results["privacy_buckets"] or {}).items():
+        for side in ("lower", "upper"):
+            rows[f"PrivacyBuckets {kind.upper()} {what} {side}, n = {n}"] = bracket[side]
+    return rows
 
 
 def _number(row: dict) -> float:
