@@ -20,11 +20,13 @@ __all__ = [
     "check_direction",
     "check_epsilons",
     "check_finite_real",
+    "check_mass_tolerance",
     "check_pmf",
     "check_positive_int",
     "check_positive_real",
     "check_probability",
     "check_target_delta",
+    "mass_tolerance_for",
 ]
 
 #: Largest accepted deviation of a probability mass function's total from 1.
@@ -118,9 +120,31 @@ def check_direction(name: str, value: Any) -> str:
     return str(value)
 
 
+def mass_tolerance_for(value: Any, tolerance: float = MASS_TOLERANCE) -> float:
+    """The sum check's tolerance for an array ``value``: ``tolerance`` for float64 and
+    integers; for a narrower float (float32, float16), whose entries carry a relative
+    rounding of up to its unit roundoff ``u`` each and whose normalisation summed ``size``
+    of them, at least ``(size + 1) u``: float32 input normalised in float32 is accepted."""
+    array = np.asarray(value)
+    if array.dtype.kind != "f" or array.dtype.itemsize >= 8:
+        return tolerance
+    unit_roundoff = float(np.finfo(array.dtype).eps) / 2.0
+    return max(tolerance, (array.size + 1) * unit_roundoff)
+
+
+def check_mass_tolerance(name: str, value: Any) -> float:
+    """A tolerance for the sum of a pmf: finite, in ``[0, 1e-2]``."""
+    result = check_finite_real(name, value)
+    if not 0.0 <= result <= 1e-2:
+        raise InvalidInputError(f"{name} must lie in [0, 0.01], got {result!r}")
+    return result
+
+
 def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np.ndarray:
     """A probability mass function: a non-empty 1-D float array of finite, non-negative
-    entries summing to 1 within ``tolerance``. Never renormalised.
+    entries summing to 1 within ``tolerance`` (within ``(size + 1) u`` for float32 or
+    float16 input of unit roundoff ``u``). Never renormalised: float32 entries are widened
+    to float64 exactly, and those values are what is accounted.
 
     Returns a read-only float64 copy.
     """
@@ -150,6 +174,7 @@ def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np
         raise InvalidInputError(
             f"{name} must be non-negative, got {float(array[index])!r} at index {index}"
         )
+    tolerance = mass_tolerance_for(value, tolerance)
     total = math.fsum(array.tolist())
     if abs(total - 1.0) > tolerance:
         raise InvalidInputError(

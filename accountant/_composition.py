@@ -9,7 +9,16 @@ import attrs
 
 from accountant._checks import check_positive_int
 
-__all__ = ["add_releases"]
+__all__ = ["add_releases", "history"]
+
+
+def history(components: tuple) -> str:
+    """A short readable history: ``"10 x truncated Gaussian(...), 5 x Laplace (...)"`` (each
+    component's ``times`` and the ``description`` of what was composed), ``"nothing"``
+    for an accountant that composed nothing."""
+    if not components:
+        return "nothing"
+    return "; ".join(f"{c.times} x {c.description}" for c in components)
 
 
 def add_releases(

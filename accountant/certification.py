@@ -116,6 +116,26 @@ def _check_pair_map(value: object) -> AdditivePairMap | SubsampledPairMap:
     return value
 
 
+def _grid_step(step: object, pair_map: AdditivePairMap | SubsampledPairMap) -> float:
+    """The grid step: the pair map's (built by :func:`~accountant.pair_maps.pair_map`);
+    ``step`` may be given only for a map that has none, or equal to the map's."""
+    if step is None:
+        if pair_map.step is None:
+            raise InvalidInputError(
+                "step is needed: the pair map does not fix a grid step (build it with "
+                "accountant.pair_maps.pair_map(step, sensitivity, q))"
+            )
+        return pair_map.step
+    step = check_positive_real("step", step)
+    if pair_map.step is not None and not math.isclose(step, pair_map.step, rel_tol=1e-9):
+        raise InvalidInputError(
+            f"step={step!r} disagrees with the pair map's grid step {pair_map.step!r} "
+            f"(shift {pair_map.steps} steps = {pair_map.steps * pair_map.step:g}); give the "
+            "step once, through pair_map(step, sensitivity, q)"
+        )
+    return step
+
+
 def _check_noise(name: str, value: object) -> NoiseDistribution:
     if not isinstance(value, NoiseDistribution):
         raise InvalidInputError(f"{name} must be a NoiseDistribution, got {type(value).__name__}")
@@ -231,8 +251,8 @@ def _smallest_feasible_sigma(
 def best_truncated_gaussian(
     *,
     bound: float,
-    step: float,
     pair_map: AdditivePairMap | SubsampledPairMap,
+    step: float | None = None,
     epsilon: float,
     times: int,
     target_delta: float,
@@ -242,7 +262,8 @@ def best_truncated_gaussian(
     rtol: float = 1e-4,
 ) -> GaussianBaseline:
     """The truncated Gaussian ``truncated_gaussian(sigma, bound, step)`` (grid
-    ``[-bound, bound]``, spacing ``step``) with the smallest utility loss whose certified
+    ``[-bound, bound]``, spacing ``step``: the grid step of ``pair_map``, which fixes it;
+    ``step`` may be repeated only if equal) with the smallest utility loss whose certified
     upper delta (``kind`` ``"ADP"`` or ``"PDP"``, at ``epsilon``, after ``times`` releases
     of ``pair_map``, PrivacyBuckets accuracy ``accuracy``) is at most ``target_delta``.
 
@@ -266,8 +287,8 @@ def best_truncated_gaussian(
     :func:`certify` of the returned noise. Nothing is cached between calls.
     """
     bound = check_positive_real("bound", bound)
-    step = check_positive_real("step", step)
     pair_map = _check_pair_map(pair_map)
+    step = _grid_step(step, pair_map)
     epsilon = _check_epsilon(epsilon)
     times = check_positive_int("times", times)
     target_delta = check_target_delta("target_delta", target_delta)

@@ -30,7 +30,7 @@ from accountant._checks import (
     check_finite_real,
     check_target_delta,
 )
-from accountant._composition import add_releases
+from accountant._composition import add_releases, history
 from accountant._directed import (
     MassLogs,
     distinguishing_bounds,
@@ -77,13 +77,21 @@ def _log_conversion_slope(lam: float, conversion: str) -> float:
     return -math.log1p(1.0 / lam)
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, repr=False)
 class Component:
     """``times`` independent releases of one mechanism."""
 
     mechanism: Any
     source: LogMomentSource
     times: int
+
+    @property
+    def description(self) -> str:
+        """What was composed, e.g. ``"truncated Gaussian(sigma=100, ...), sensitivity 1"``."""
+        return self.source.description
+
+    def __repr__(self) -> str:
+        return f"Component({self.times} x {self.description})"
 
 
 def _check_conversion(instance: Any, attribute: attrs.Attribute, value: str) -> None:
@@ -134,6 +142,11 @@ class ExtendedMA:
     def releases(self) -> int:
         """Total number of composed releases."""
         return sum(c.times for c in self.components)
+
+    @property
+    def history(self) -> str:
+        """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
+        return history(self.components)
 
     # -- composed quantities, per direction -------------------------------------------
 

@@ -19,10 +19,13 @@ import numpy as np
 from scipy.special import logsumexp
 
 from accountant._checks import (
+    MASS_TOLERANCE,
     check_finite_real,
+    check_mass_tolerance,
     check_pmf,
     check_positive_int,
     check_positive_real,
+    mass_tolerance_for,
 )
 from accountant.errors import InvalidInputError
 
@@ -42,7 +45,7 @@ GRID_TOLERANCE = 1e-9
 # Converters validate before converting, so strings, bools and objects are refused with
 # a message naming the field instead of being coerced by numpy or ``float()``.
 def _checked_pmf(value: object) -> np.ndarray:
-    return check_pmf("pmf", value)  # a read-only float64 copy
+    return check_pmf("pmf", value, tolerance=math.inf)  # read-only float64; sum checked later
 
 
 def _checked_step(value: object) -> float:
@@ -57,13 +60,31 @@ def _checked_start(value: object) -> float:
 class NoiseDistribution:
     """Point masses ``pmf[i]`` at grid points ``x_i = start + i * step``.
 
-    The pmf must be finite, non-negative and sum to 1 within
-    :data:`accountant._checks.MASS_TOLERANCE`; it is stored as a read-only copy.
+    The pmf must be finite, non-negative and sum to 1 within ``mass_tolerance``
+    (default :data:`accountant._checks.MASS_TOLERANCE`, 1e-9; :func:`from_array` widens it
+    for float32 input); it is stored as a read-only float64 copy and never renormalised.
     """
 
     pmf: np.ndarray = attrs.field(converter=_checked_pmf)
     step: float = attrs.field(converter=_checked_step)
     start: float = attrs.field(converter=_checked_start)
+    mass_tolerance: float = attrs.field(
+        default=MASS_TOLERANCE,
+        kw_only=True,
+        converter=lambda v: check_mass_tolerance("mass_tolerance", v),
+    )
+    description: str = attrs.field(default="", kw_only=True, repr=False)
+    """What the noise is, for histories and reports (the families name themselves)."""
+
+    def __attrs_post_init__(self) -> None:
+        check_pmf("pmf", self.pmf, tolerance=self.mass_tolerance)
+        if not isinstance(self.description, str):
+            raise InvalidInputError(
+                f"description must be a string, got {type(self.description).__name__}"
+            )
+        if not self.description:
+            shown = f"pmf on {self.size} grid points, step {self.step:g}"
+            object.__setattr__(self, "description", shown)
 
     @property
     def size(self) -> int:
@@ -182,10 +203,16 @@ def _normalised_from_log_density(log_density: np.ndarray) -> np.ndarray:
     return pmf
 
 
-def _from_log_density(grid: np.ndarray, log_density: np.ndarray) -> NoiseDistribution:
+def _from_log_density(
+    grid: np.ndarray, log_density: np.ndarray, description: str
+) -> NoiseDistribution:
     step = float(grid[1] - grid[0])
+    bound = float(grid[-1])
     return NoiseDistribution(
-        pmf=_normalised_from_log_density(log_density), step=step, start=float(grid[0])
+        pmf=_normalised_from_log_density(log_density),
+        step=step,
+        start=float(grid[0]),
+        description=f"{description}bound={bound:g}, step={step:g})",
     )
 
 
@@ -196,14 +223,14 @@ def truncated_gaussian(sigma: float, bound: float, step: float) -> NoiseDistribu
     grid = _symmetric_grid(bound, step)
     with np.errstate(over="ignore"):  # reliability fix: a tiny sigma overflows to -inf
         log_density = -0.5 * (grid / sigma) ** 2  # log density: mass exactly 0, no warning
-    return _from_log_density(grid, log_density)
+    return _from_log_density(grid, log_density, f"truncated Gaussian(sigma={sigma:g}, ")
 
 
 def truncated_laplace(scale: float, bound: float, step: float) -> NoiseDistribution:
     """Truncated Laplace: ``p_i ∝ exp(-|x_i| / scale)`` for ``|x_i| <= bound``."""
     scale = check_positive_real("scale", scale)
     grid = _symmetric_grid(bound, step)
-    return _from_log_density(grid, -np.abs(grid) / scale)
+    return _from_log_density(grid, -np.abs(grid) / scale, f"truncated Laplace(scale={scale:g}, ")
 
 
 def staircase(
@@ -237,22 +264,26 @@ def staircase(
     k = np.floor(scaled + 1e-12)
     in_upper_part = (scaled - k) >= gamma - 1e-12
     log_density = -epsilon * (k + in_upper_part)
-    return _from_log_density(grid, log_density)
+    name = f"staircase(sensitivity={sensitivity:g}, eps={epsilon:g}, gamma={gamma:.4g}, "
+    return _from_log_density(grid, log_density, name)
 
 
 def uniform(bound: float, step: float) -> NoiseDistribution:
     """Uniform noise on the grid ``-bound..bound``."""
     grid = _symmetric_grid(bound, step)
-    return _from_log_density(grid, np.zeros_like(grid))
+    return _from_log_density(grid, np.zeros_like(grid), "uniform(")
 
 
 def from_array(pmf: np.ndarray, step: float, start: float | None = None) -> NoiseDistribution:
-    """Noise from a user's pmf array (validated, never renormalised).
+    """Noise from a user's pmf array (validated, never renormalised). A float32 (or
+    float16) array is widened to float64 exactly and its sum checked with a tolerance that
+    fits its precision (:func:`accountant._checks.mass_tolerance_for`).
 
     ``start`` is the position of ``pmf[0]``; by default the grid is centred on 0,
     which requires an odd length.
     """
-    values = check_pmf("pmf", pmf)
+    tolerance = mass_tolerance_for(pmf)
+    values = check_pmf("pmf", pmf, tolerance=tolerance)
     step = check_positive_real("step", step)
     if start is None:
         if values.size % 2 == 0:
@@ -260,4 +291,5 @@ def from_array(pmf: np.ndarray, step: float, start: float | None = None) -> Nois
                 f"pmf has even length {values.size}, so it cannot be centred on 0; pass start="
             )
         start = -step * (values.size // 2)
-    return NoiseDistribution(pmf=values, step=step, start=check_finite_real("start", start))
+    start = check_finite_real("start", start)
+    return NoiseDistribution(pmf=values, step=step, start=start, mass_tolerance=tolerance)

@@ -16,12 +16,14 @@ for the noise gradient of a bound; it never builds pairs itself.
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
-from accountant._checks import _show, check_positive_int, check_probability
+from accountant._checks import _show, check_positive_int, check_positive_real, check_probability
 from accountant.errors import InvalidInputError
-from accountant.noise import NoiseDistribution
+from accountant.noise import GRID_TOLERANCE, NoiseDistribution
 from accountant.pairs import WorstCasePair
 
 __all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
@@ -59,15 +61,43 @@ def _check_noise(noise: object) -> NoiseDistribution:
     return noise
 
 
+def _optional_step(value: object) -> float | None:
+    return None if value is None else check_positive_real("step", value)
+
+
+def _check_grid(mapping: AdditivePairMap | SubsampledPairMap, noise: object) -> NoiseDistribution:
+    """The noise, if its grid step is the one the map was built for (a map built with
+    :func:`pair_map` counts its shift in steps of that grid: on another grid the same
+    ``steps`` would be another sensitivity, and the audit would silently be of it)."""
+    noise = _check_noise(noise)
+    if mapping.step is not None and not math.isclose(
+        noise.step, mapping.step, rel_tol=GRID_TOLERANCE
+    ):
+        length = mapping.steps * mapping.step
+        raise InvalidInputError(
+            f"noise has grid step {noise.step!r}, but the pair map was built for step "
+            f"{mapping.step!r} (a shift of {mapping.steps} steps = {length:g}); on this grid "
+            f"that shift would be {mapping.steps * noise.step:g}. Build the map with "
+            f"pair_map(step={noise.step!r}, ...)"
+        )
+    return noise
+
+
 @attrs.frozen
 class AdditivePairMap:
-    """Additive noise shifted by ``steps`` grid steps (sensitivity ``steps * step``)."""
+    """Additive noise shifted by ``steps`` grid steps (sensitivity ``steps * step``).
+
+    ``step``: the grid spacing the map was built for (by :func:`pair_map`); noise on any
+    other grid is refused. ``None`` (the default when built directly) accepts any grid
+    and shifts it by ``steps`` of its own spacing.
+    """
 
     steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
+    step: float | None = attrs.field(default=None, kw_only=True, converter=_optional_step)
 
     def pair(self, noise: NoiseDistribution) -> WorstCasePair:
         """``A = (p, 0_m)``, ``B = (0_m, p)``."""
-        return WorstCasePair._additive(_check_noise(noise), self.steps)
+        return WorstCasePair._additive(_check_grid(self, noise), self.steps)
 
     def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
         """``d/dp_i = d/dA_i + d/dB_{i+m}`` for gradients over the pair's outcomes."""
@@ -79,14 +109,16 @@ class AdditivePairMap:
 
 @attrs.frozen
 class SubsampledPairMap:
-    """DP-SGD: Poisson sub-sampling with rate ``q``, clipping norm ``steps * step``."""
+    """DP-SGD: Poisson sub-sampling with rate ``q``, clipping norm ``steps * step``
+    (``step`` as for :class:`AdditivePairMap`)."""
 
     steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
     q: float = attrs.field(converter=lambda v: check_probability("q", v))
+    step: float | None = attrs.field(default=None, kw_only=True, converter=_optional_step)
 
     def pair(self, noise: NoiseDistribution) -> WorstCasePair:
         """``A = (p, 0_m)``, ``B = (1 - q) A + q (0_m, p)``."""
-        noise = _check_noise(noise)
+        noise = _check_grid(self, noise)
         return WorstCasePair.subsampled(noise, self.q, self.steps * noise.step)
 
     def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
@@ -103,8 +135,9 @@ def pair_map(
 ) -> AdditivePairMap | SubsampledPairMap:
     """The pair map for noise on a grid with spacing ``step``: additive with
     ``sensitivity`` (a whole number of steps), or the DP-SGD mixture with sampling rate
-    ``q`` and clipping norm ``sensitivity`` when ``q`` is given."""
+    ``q`` and clipping norm ``sensitivity`` when ``q`` is given. The map remembers
+    ``step`` and refuses noise on another grid."""
     probe = NoiseDistribution(pmf=np.ones(1), step=step, start=0.0)
     if q is None:
-        return AdditivePairMap(probe.shift_steps(sensitivity))
-    return SubsampledPairMap(probe.shift_steps(sensitivity, name="clip"), q)
+        return AdditivePairMap(probe.shift_steps(sensitivity), step=probe.step)
+    return SubsampledPairMap(probe.shift_steps(sensitivity, name="clip"), q, step=probe.step)

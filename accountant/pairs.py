@@ -7,12 +7,19 @@ Moments Accountant, PrivacyBuckets) reads only these two arrays.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import attrs
 import numpy as np
 
-from accountant._checks import check_pmf, check_probability
+from accountant._checks import (
+    MASS_TOLERANCE,
+    check_mass_tolerance,
+    check_pmf,
+    check_probability,
+    mass_tolerance_for,
+)
 from accountant.errors import InvalidInputError, ShiftInvarianceWarning
 from accountant.noise import NoiseDistribution
 
@@ -21,7 +28,7 @@ __all__ = ["WorstCasePair", "additive_shift_pairs"]
 
 def _pmf_converter(name: str):
     def convert(value: np.ndarray) -> np.ndarray:
-        return check_pmf(name, value)
+        return check_pmf(name, value, tolerance=math.inf)  # the sum is checked after init
 
     return convert
 
@@ -52,12 +59,21 @@ class WorstCasePair:
     """Two pmfs ``a`` (under input ``D0``) and ``b`` (under ``D1``) on common outcomes.
 
     Both are validated like every pmf (finite, non-negative, summing to 1 within
-    tolerance, never renormalised) and stored read-only.
+    ``mass_tolerance``, never renormalised) and stored read-only.
     """
 
     a: np.ndarray = attrs.field(converter=_pmf_converter("a"))
     b: np.ndarray = attrs.field(converter=_pmf_converter("b"), validator=_same_length)
     description: str = attrs.field(default="pair", kw_only=True)
+    mass_tolerance: float = attrs.field(
+        default=MASS_TOLERANCE,
+        kw_only=True,
+        converter=lambda v: check_mass_tolerance("mass_tolerance", v),
+    )
+
+    def __attrs_post_init__(self) -> None:
+        check_pmf("a", self.a, tolerance=self.mass_tolerance)
+        check_pmf("b", self.b, tolerance=self.mass_tolerance)
 
     @property
     def size(self) -> int:
@@ -66,12 +82,19 @@ class WorstCasePair:
 
     def flipped(self) -> WorstCasePair:
         """The pair with the roles of ``A`` and ``B`` swapped."""
-        return WorstCasePair(self.b, self.a, description=f"flipped({self.description})")
+        return WorstCasePair(
+            self.b,
+            self.a,
+            description=f"flipped({self.description})",
+            mass_tolerance=self.mass_tolerance,
+        )
 
     @classmethod
     def from_arrays(cls, a: np.ndarray, b: np.ndarray, description: str = "pair") -> WorstCasePair:
-        """A pair from two raw pmf arrays of equal length."""
-        return cls(a, b, description=description)
+        """A pair from two raw pmf arrays of equal length (float32 arrays are checked with
+        a tolerance that fits their precision, as in :func:`accountant.noise.from_array`)."""
+        tolerance = max(mass_tolerance_for(a), mass_tolerance_for(b))
+        return cls(a, b, description=description, mass_tolerance=tolerance)
 
     @classmethod
     def additive(cls, noise: NoiseDistribution, sensitivity: float) -> WorstCasePair:
@@ -99,7 +122,12 @@ class WorstCasePair:
     def _additive(cls, noise: NoiseDistribution, steps: int) -> WorstCasePair:
         a, b = _shifted(noise.pmf, steps)
         shift = steps * noise.step
-        return cls(a, b, description=f"additive noise, shift {shift:g} ({steps} grid steps)")
+        return cls(
+            a,
+            b,
+            description=f"{noise.description}, sensitivity {shift:g} ({steps} grid steps)",
+            mass_tolerance=noise.mass_tolerance,
+        )
 
     @classmethod
     def subsampled(cls, noise: NoiseDistribution, q: float, clip: float) -> WorstCasePair:
@@ -111,7 +139,12 @@ class WorstCasePair:
         steps = noise.shift_steps(clip, name="clip")
         a, shifted = _shifted(noise.pmf, steps)
         b = (1.0 - q) * a + q * shifted
-        return cls(a, b, description=f"DP-SGD mixture, q={q:g}, clip {clip:g} ({steps} steps)")
+        return cls(
+            a,
+            b,
+            description=f"DP-SGD with {noise.description}, q={q:g}, clip {clip:g} ({steps} steps)",
+            mass_tolerance=noise.mass_tolerance,
+        )
 
 
 def additive_shift_pairs(noise: NoiseDistribution, sensitivity: float) -> tuple[WorstCasePair, ...]:

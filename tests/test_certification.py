@@ -259,3 +259,26 @@ def test_certify_refuses_bad_input(change, match):
     p, mapping = kwargs.pop("noise"), kwargs.pop("pair_map")
     with pytest.raises(InvalidInputError, match=match):
         certify(p, mapping, **kwargs)
+
+
+def test_the_grid_step_is_given_once_and_a_mismatch_is_an_error():
+    # issue 11, item 2: a map built for step 1 used on a step-0.5 grid audited a shift of
+    # 0.5, half the sensitivity (sigma 21.10 instead of 42.21), without a word
+    with pytest.raises(InvalidInputError, match=r"step=0\.5 disagrees .* grid step 1\.0"):
+        best_truncated_gaussian(
+            bound=500.0,
+            step=0.5,
+            pair_map=pair_map(1.0, 1.0),
+            epsilon=1.0,
+            times=128,
+            target_delta=1e-5,
+        )
+    case = {"bound": BOUND, **CASES["additive-n1-L1"]}
+    implied = best_truncated_gaussian(**case)  # the step is the pair map's
+    assert implied.sigma == best_truncated_gaussian(**case, step=STEP).sigma
+    other_grid = noise.truncated_gaussian(1.0, BOUND, STEP / 2)
+    for mapping in (pair_map(STEP, STEP), pair_map(STEP, STEP, q=0.1)):
+        with pytest.raises(InvalidInputError, match=r"grid step .* built for step"):
+            mapping.pair(other_grid)
+        with pytest.raises(InvalidInputError, match="pair map was built for step"):
+            certify(other_grid, mapping, epsilon=1.0, times=1)

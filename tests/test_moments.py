@@ -352,3 +352,21 @@ def test_infeasible_target_below_distinguishing_mass():
     omega = ma.distinguishing_mass()
     with pytest.raises(InfeasibleTargetError, match=r"delta=.*distinguishing mass"):
         ma.epsilon(omega / 2)
+
+
+def test_composed_accountants_have_a_short_readable_history():
+    # issue 11, item 10: components printed whole arrays
+    from accountant import PrivacyBuckets, mechanisms
+
+    gaussian = noise.truncated_gaussian(100.0, 500.0, 0.5)
+    pair = WorstCasePair.additive(gaussian, 1.0)
+    laplace = mechanisms.LaplaceMechanism(scale=2.0)
+    for accountant in (ExtendedMA(), PrivacyBuckets()):
+        assert accountant.history == "nothing"
+        composed = accountant.compose(pair, 10).compose(laplace, 5).compose(pair, 2)
+        assert composed.history == (
+            "12 x truncated Gaussian(sigma=100, bound=500, step=0.5), sensitivity 1 "
+            "(2 grid steps); 5 x Laplace (scale=2), sensitivity 1"
+        )
+        shown = repr(composed.components)
+        assert "array" not in shown and len(shown) < 300

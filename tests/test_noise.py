@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant import InvalidInputError, NoiseDistribution, noise
+from accountant import InvalidInputError, NoiseDistribution, WorstCasePair, noise
+from accountant import noise as noise_module
 from tests.strategies import grid_noises, symmetric_monotone_noises
 
 # ---------------------------------------------------------------------------------------
@@ -391,3 +392,22 @@ def test_shift_steps_errors_mention_the_possible_multiples(length, name, pattern
     p = noise.uniform(bound=2.0, step=0.5)
     with pytest.raises(InvalidInputError, match=pattern):
         p.shift_steps(length, name=name)
+
+
+def test_float32_pmf_is_accepted_with_a_tolerance_that_fits_its_precision():
+    # issue 11, item 10: a float32 pmf normalised in float32 sums to 1 only within ~1e-7,
+    # which the float64 tolerance of 1e-9 refused
+    weights = np.exp(-0.5 * (np.arange(-1000, 1001) / 100.0) ** 2).astype(np.float32)
+    pmf32 = weights / weights.sum()
+    assert abs(math.fsum(pmf32.astype(np.float64).tolist()) - 1.0) > 1e-9
+    noise = noise_module.from_array(pmf32, 0.5)
+    assert noise.pmf.dtype == np.float64
+    assert np.array_equal(noise.pmf, pmf32.astype(np.float64))  # widened exactly, as given
+    assert noise.mass_tolerance == (pmf32.size + 1) * 2.0**-24
+    pair = WorstCasePair.additive(noise, 1.0)  # the tolerance travels with the noise
+    assert pair.mass_tolerance == noise.mass_tolerance
+    assert WorstCasePair.from_arrays(pair.a.astype(np.float32), pair.b.astype(np.float32)).size
+    with pytest.raises(InvalidInputError, match=r"sum to 1 \(tolerance 0\.000119"):
+        noise_module.from_array(pmf32 * np.float32(1.01), 0.5)
+    with pytest.raises(InvalidInputError, match=r"sum to 1 \(tolerance 1e-09\)"):
+        noise_module.from_array(pmf32.astype(np.float64) * 1.00001, 0.5)
