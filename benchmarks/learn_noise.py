@@ -32,9 +32,11 @@ from accountant.optimal import optimal_noise  # noqa: E402
 from accountant.plotting import plot_noises  # noqa: E402
 from optimizers.learner import learn  # noqa: E402
 from optimizers.problem import LearningProblem, Schedule  # noqa: E402
+from optimizers.results import LearningWarning  # noqa: E402
 
 WIDE = {"bound": 500.0, "step": 0.5, "epsilon": 0.3, "bucket_width": 0.001}
-LARGE_RANGE_SCHEDULE = {"epochs": 3000, "learning_rate": 0.01, "learning_rate_decay": 0.999}
+#: The large-range runs use Schedule()'s defaults (those of ``accountant learn``).
+DEFAULT_SCHEDULE: dict = {}
 
 #: name -> (problem, schedule, time limit in seconds: the issue's budget).
 RUNS: dict[str, tuple[dict, dict, float]] = {
@@ -43,16 +45,16 @@ RUNS: dict[str, tuple[dict, dict, float]] = {
         {"epochs": 30000, "learning_rate": 0.3, "learning_rate_decay": 0.9999},
         180.0,
     ),
-    "n8-L1": ({**WIDE, "times": 8, "target_delta": 1e-6}, LARGE_RANGE_SCHEDULE, 600.0),
+    "n8-L1": ({**WIDE, "times": 8, "target_delta": 1e-6}, DEFAULT_SCHEDULE, 600.0),
     "n8-L2": (
         {**WIDE, "times": 8, "target_delta": 1e-6, "utility": "L2"},
-        LARGE_RANGE_SCHEDULE,
+        DEFAULT_SCHEDULE,
         600.0,
     ),
-    "n128-L1": ({**WIDE, "times": 128, "target_delta": 2e-4}, LARGE_RANGE_SCHEDULE, 600.0),
+    "n128-L1": ({**WIDE, "times": 128, "target_delta": 2e-4}, DEFAULT_SCHEDULE, 600.0),
     "n128-L2": (
         {**WIDE, "times": 128, "target_delta": 2e-4, "utility": "L2"},
-        LARGE_RANGE_SCHEDULE,
+        DEFAULT_SCHEDULE,
         600.0,
     ),
     "dpsgd": (
@@ -66,7 +68,7 @@ RUNS: dict[str, tuple[dict, dict, float]] = {
             "utility": "L2",
             "target_delta": 0.01,
         },
-        {"epochs": 2000, "learning_rate": 0.01, "learning_rate_decay": 0.999},
+        {"epochs": 2000},
         600.0,
     ),
 }
@@ -79,29 +81,31 @@ def _run(name: str, quick: bool, figures: Path) -> dict:
     started = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CertificationWarning)
+        warnings.simplefilter("always", LearningWarning)
         result = learn(problem, schedule, progress=not quick, time_limit=limit)
     row = {"run": name, **result.summary(), "problem": problem.to_dict()}
     row["schedule"] = schedule.to_dict()
-    row["certification_warnings"] = [str(w.message) for w in caught]
-    noises = {f"learned, delta {result.delta:.3g}": result.noise}
+    row["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
+    learned = result.learned
+    noises = {f"learned, delta {learned.delta_upper:.3g}": learned.noise}
     if result.baseline is not None:
-        row["utility_over_gaussian"] = result.utility / result.baseline.utility
+        row["utility_over_gaussian"] = row["learned_utility"] / result.baseline.utility
         noises[f"truncated Gaussian, sigma {result.baseline.sigma:.4g}"] = result.baseline.noise
         if problem.utility == "L2" and problem.q is None:
-            row["kl_gaussian_to_learned"] = kl_divergence(result.baseline.noise, result.noise)
+            row["kl_gaussian_to_learned"] = kl_divergence(result.baseline.noise, learned.noise)
     if problem.times == 1 and problem.q is None:
         optimum = optimal_noise(
             bound=problem.bound,
             step=problem.step,
             epsilon=problem.epsilon,
-            delta=result.delta,
+            delta=learned.delta_upper,
             sensitivity=problem.sensitivity,
             utility=problem.utility,
             symmetric=True,
             monotone=True,
         )
         row["lp_optimum_utility"] = optimum.utility
-        row["utility_over_lp_optimum"] = result.utility / optimum.utility
+        row["utility_over_lp_optimum"] = row["learned_utility"] / optimum.utility
         noises["LP optimum (n = 1)"] = optimum.noise
     row["total_seconds"] = time.perf_counter() - started
     figure = figures / f"learned-{name}.png"
@@ -129,28 +133,33 @@ def _markdown(rows: list[dict], command: str) -> str:
         f"({platform.processor() or platform.machine()}, Python {platform.python_version()}).",
         "Deltas are certified PrivacyBuckets upper bounds (ADP, both directions); the",
         "baseline is the truncated Gaussian of the same range and grid with the smallest",
-        "utility loss at a certified delta no larger than the learned noise's.",
+        "utility loss at a certified delta no larger than the learned noise's. The columns",
+        "are the learned noise's; *returned* says whether `learn` returns it or, when it",
+        "does not beat the Gaussian, the Gaussian; *met* whether the returned noise's",
+        "certified delta meets the target.",
         "",
-        "| run | n | certified delta | utility | Gaussian sigma | Gaussian delta "
+        "| run | n | target | certified delta | utility | Gaussian sigma | Gaussian delta "
         "| Gaussian utility | learned / Gaussian | learned / LP | KL(G \\|\\| learned) "
-        "| epochs | train s | total s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| returned | met | epochs | train s | total s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         kind = row["utility_kind"]
         lines.append(
-            f"| {row['run']} | {row['problem']['times']} | {_cell(row['delta_certified'])} "
-            f"| U_{kind} {_cell(row['utility'], 6)} | {_cell(row['gaussian_sigma'])} "
+            f"| {row['run']} | {row['problem']['times']} | {_cell(row['target_delta'])} "
+            f"| {_cell(row['learned_delta_certified'])} "
+            f"| U_{kind} {_cell(row['learned_utility'], 6)} | {_cell(row['gaussian_sigma'])} "
             f"| {_cell(row['gaussian_delta_certified'])} | {_cell(row['gaussian_utility'], 6)} "
             f"| {_cell(row.get('utility_over_gaussian'), 5)} "
             f"| {_cell(row.get('utility_over_lp_optimum'), 5)} "
-            f"| {_cell(row.get('kl_gaussian_to_learned'), 3)} | {row['epochs_run']} "
+            f"| {_cell(row.get('kl_gaussian_to_learned'), 3)} | {row['returned']} "
+            f"| {_cell(row['met_target'])} | {row['epochs_run']} "
             f"| {row['seconds']:.0f} | {row['total_seconds']:.0f} |"
         )
     lines.append("")
     for row in rows:
         notes = [row["baseline_note"]] if row["gaussian_sigma"] is None else []
-        notes += row["certification_warnings"]
+        notes += row["warnings"]
         if row["stopped_by"]:
             notes.append(f"stopped by {row['stopped_by']}")
         suffix = f" Notes: {'; '.join(notes)}." if notes else ""

@@ -7,8 +7,9 @@ torch autograd functions and training loops. Install it with the ``torch`` extra
 
 >>> from optimizers import LearningProblem, Schedule, learn
 >>> problem = LearningProblem(bound=5.0, step=0.05, epsilon=0.3, times=1, target_delta=0.0503)
->>> result = learn(problem, Schedule(epochs=3000, learning_rate=0.3))  # doctest: +SKIP
+>>> result = learn(problem, Schedule())  # doctest: +SKIP
 >>> result.delta, result.utility  # certified PrivacyBuckets delta, U_L1  # doctest: +SKIP
+>>> result.met_target, result.returned  # True, "learned" (or "baseline")  # doctest: +SKIP
 """
 
 try:
@@ -25,12 +26,13 @@ from optimizers.checkpoints import CheckpointError
 from optimizers.learner import NoiseCollapseError, learn
 from optimizers.models import LogIncrementModel, SigmoidStackModel, build_model
 from optimizers.problem import LearningProblem, Schedule
-from optimizers.results import LearnedNoise
+from optimizers.results import LearnedNoise, LearningWarning
 
 __all__ = [
     "CheckpointError",
     "LearnedNoise",
     "LearningProblem",
+    "LearningWarning",
     "LogIncrementModel",
     "NoiseCollapseError",
     "Schedule",

@@ -6,22 +6,27 @@ loss ``U(p)``, and takes one Adam step on
 
 * ``l(p) + w_t U(p)`` with ``w_t = max(w_0 / 2^(t / gamma), w_min)`` (the paper's
   objective), or, when the problem has a ``target_delta``,
-* ``U(p) / U(p_0) + penalty * max(0, ln(l(p) / target_delta))^2``: the smallest
-  utility loss whose training bound stays at the target.
+* ``U(p) / U(p_0) + penalty * max(0, ln(l(p) / t))^2`` with
+  ``t = target_delta * (1 - target_margin)``: the smallest utility loss whose training
+  bound stays at (just below) the target.
 
 The learning rate decays exponentially. The run keeps the best noise so far (lowest
 objective under the current weights), writes checkpoints atomically, resumes from them
 with identical results, and stops cleanly on Ctrl-C or SIGTERM, keeping what it learned.
 The result is certified by :func:`accountant.certification.certify` (PrivacyBuckets upper
 bound; never the training loss) and compared with the best truncated Gaussian of the
-same range and grid at the same certified delta.
+same range and grid at the same certified delta. When the learned noise does not beat
+it, the Gaussian is returned; a missed target or a returned Gaussian is said in the
+result's fields and by a :class:`~optimizers.results.LearningWarning`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -41,15 +46,21 @@ from accountant.errors import (
     InvalidInputError,
 )
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
+from accountant.terminal import progress_enabled
 from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
+from optimizers.comparison import certify_learned
 from optimizers.models import LogIncrementModel, build_model
 from optimizers.problem import LearningProblem, Schedule
-from optimizers.results import LearnedNoise, certify_learned
+from optimizers.results import LearnedNoise, LearningWarning
 
 __all__ = ["NoiseCollapseError", "learn"]
 
 COLLAPSE_DELTA = 0.99
+#: Least seconds between two redraws of the progress bar.
+PROGRESS_INTERVAL = 0.5
+#: Most progress lines a run writes when stderr is not a terminal (a log file, a pipe).
+PROGRESS_LINES = 20
 
 
 class NoiseCollapseError(AccountantError):
@@ -57,11 +68,20 @@ class NoiseCollapseError(AccountantError):
 
 
 def _progress_bar(total: int, initial: int, enabled: bool):
+    """A tqdm bar on stderr redrawn at most every :data:`PROGRESS_INTERVAL` seconds; when
+    stderr is not a terminal, also at most :data:`PROGRESS_LINES` times in all."""
     if not enabled:
         return contextlib.nullcontext(None)
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, unit="epoch", dynamic_ncols=True, leave=True)
+    options: dict[str, Any] = {"mininterval": PROGRESS_INTERVAL}
+    if not progress_enabled(sys.stderr):
+        # tqdm's monitor thread would reset miniters after maxinterval seconds.
+        every = max(1, math.ceil((total - initial) / PROGRESS_LINES))
+        options |= {"miniters": every, "maxinterval": math.inf}
+    return tqdm(
+        total=total, initial=initial, unit="epoch", dynamic_ncols=True, leave=True, **options
+    )
 
 
 @contextlib.contextmanager
@@ -83,10 +103,12 @@ def _stop_requests() -> Iterator[dict[str, Any]]:
             signal.signal(number, handler)
 
 
-def _warm_start_gaussian(problem: LearningProblem) -> NoiseDistribution:
-    """The best truncated Gaussian meeting ``target_delta`` (certified), else sigma =
-    bound / 3 (or that one when no truncated Gaussian of the range meets the target)."""
+def _warm_start_gaussian(problem: LearningProblem, schedule: Schedule) -> NoiseDistribution:
+    """The best truncated Gaussian meeting the training target ``target_delta * (1 -
+    target_margin)`` (certified), else sigma = bound / 3 (or that one when no truncated
+    Gaussian of the range meets the target)."""
     if problem.target_delta is not None:
+        target = problem.target_delta * (1.0 - schedule.target_margin)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CertificationWarning)
@@ -96,7 +118,7 @@ def _warm_start_gaussian(problem: LearningProblem) -> NoiseDistribution:
                     pair_map=problem.pair_map,
                     epsilon=problem.epsilon,
                     times=problem.times,
-                    target_delta=problem.target_delta,
+                    target_delta=target,
                     utility=problem.utility,
                 ).noise
         except InfeasibleTargetError:
@@ -106,7 +128,7 @@ def _warm_start_gaussian(problem: LearningProblem) -> NoiseDistribution:
 
 def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Module:
     if schedule.model == "increments" and schedule.warm_start == "gaussian":
-        return LogIncrementModel.from_pmf(_warm_start_gaussian(problem).pmf)
+        return LogIncrementModel.from_pmf(_warm_start_gaussian(problem, schedule).pmf)
     return build_model(
         schedule.model,
         problem.half_size,
@@ -142,9 +164,9 @@ class _Objective:
         return noise_bound_tensor(pmf, step=self.problem.step, mapping=self.mapping, **self.options)
 
     def combine(self, bound: float | torch.Tensor, utility: Any, epoch: int) -> Any:
-        target = self.problem.target_delta
-        if target is None:
+        if self.problem.target_delta is None:
             return bound + self.schedule.utility_weight_at(epoch) * utility
+        target = self.problem.target_delta * (1.0 - self.schedule.target_margin)
         if isinstance(bound, torch.Tensor):
             excess = torch.relu(torch.log(bound.clamp_min(1e-300) / target))
         else:
@@ -266,8 +288,13 @@ def learn(
     run stops; with ``resume=True`` the run continues from it (refused with
     :class:`~optimizers.checkpoints.CheckpointError` if it is corrupted or belongs to
     another problem or schedule). ``time_limit``: seconds of training after which the
-    run stops as if interrupted (``stopped_by="time limit"``). Raises
+    run stops as if interrupted (``stopped_by="time limit"``). ``progress``: a progress
+    bar on stderr (throttled: see :func:`_progress_bar`). Raises
     :class:`NoiseCollapseError` when the training bound reaches ``0.99``.
+
+    Issues a :class:`~optimizers.results.LearningWarning` for each of the result's
+    ``notes``: its certified delta misses ``problem.target_delta``, or the learned noise
+    does not beat the truncated Gaussian, which is then what is returned.
     """
     schedule = Schedule() if schedule is None else schedule
     _check_arguments(problem, schedule, checkpoint, resume, time_limit, certify_accuracy)
@@ -314,7 +341,8 @@ def learn(
             state["seconds"] = time.perf_counter() - started
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(delta=f"{values[0]:.3g}", utility=f"{values[1]:.4g}")
+                postfix = {"delta": f"{values[0]:.3g}", "utility": f"{values[1]:.4g}"}
+                bar.set_postfix(postfix, refresh=False)
             if state["epoch"] % schedule.checkpoint_every == 0:
                 save()
             if time_limit is not None and state["seconds"] >= time_limit:
@@ -325,7 +353,7 @@ def learn(
     save()
     best_pmf = state["best"]["pmf"].numpy().astype(np.float64)
     noise: NoiseDistribution = from_array(best_pmf, problem.step)
-    return certify_learned(
+    result = certify_learned(
         noise,
         problem,
         schedule,
@@ -334,3 +362,6 @@ def learn(
         accuracy=certify_accuracy,
         compare=compare,
     )
+    for note in result.notes:
+        warnings.warn(LearningWarning(note), stacklevel=2)
+    return result

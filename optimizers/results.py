@@ -1,26 +1,30 @@
-"""The result of a learning run: the noise, its certificate, the truncated-Gaussian
-baseline, and the run's history; saved as ``noise.npz`` plus ``result.json``."""
+"""The result of a learning run: the learned noise and its certificate, the
+truncated-Gaussian baseline, which of the two is returned, whether the target was met,
+and the run's history; saved as ``noise.npz`` plus ``result.json``."""
 
 from __future__ import annotations
 
 import json
 import os
-import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
 
-from accountant.certification import Certificate, GaussianBaseline, best_truncated_gaussian, certify
-from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
+from accountant.certification import Certificate, GaussianBaseline
+from accountant.errors import InvalidInputError
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from optimizers.problem import LearningProblem, Schedule
 
-__all__ = ["LearnedNoise", "certify_learned"]
+__all__ = ["LearnedNoise", "LearningWarning", "learned_beats"]
 
 NOISE_FILE = "noise.npz"
 RESULT_FILE = "result.json"
+#: The learned noise beats the baseline when its utility loss is smaller by more than this
+#: relative amount; closer is a tie (e.g. a learned noise that stayed at its Gaussian
+#: warm start), which the baseline wins.
+BEAT_RTOL = 1e-9
 _CERTIFICATE_FIELDS = (
     "epsilon",
     "times",
@@ -34,24 +38,64 @@ _CERTIFICATE_FIELDS = (
 )
 
 
+class LearningWarning(UserWarning):
+    """A learning run returned less than was asked: the certified delta of what it
+    returns misses the target delta, or the learned noise does not beat the best
+    truncated Gaussian (which is then what it returns)."""
+
+
+def learned_beats(learned: Certificate, baseline: GaussianBaseline) -> bool:
+    """Whether ``learned`` has a smaller utility loss (of the baseline's kind) than the
+    ``baseline``, by more than a relative :data:`BEAT_RTOL`."""
+    return learned.utility(baseline.utility_kind) < baseline.utility * (1.0 - BEAT_RTOL)
+
+
+def _check_beats(instance: LearnedNoise, attribute: attrs.Attribute, value: Any) -> None:
+    """``beats_baseline`` must agree with the certificates it summarises."""
+    if value is not None and not isinstance(value, bool):
+        raise InvalidInputError(f"beats_baseline must be True, False or None, got {value!r}")
+    baseline = instance.baseline
+    if baseline is None:
+        if value is False:
+            raise InvalidInputError("beats_baseline=False needs a baseline, got baseline=None")
+        return
+    kind = baseline.utility_kind
+    if value is not learned_beats(instance.learned, baseline):
+        raise InvalidInputError(
+            f"beats_baseline={value!r} contradicts the utility losses: learned "
+            f"{instance.learned.utility(kind)!r}, baseline {baseline.utility!r}"
+        )
+
+
 @attrs.frozen(eq=False)
 class LearnedNoise:
-    """A learned noise and everything needed to trust it.
+    """A learning run's outcome and everything needed to trust it.
 
-    ``certificate``: certified PrivacyBuckets ADP bounds of the noise (the reported
-    delta is ``certificate.delta_upper``). ``baseline``: the truncated Gaussian of the
-    same range and grid with the smallest utility loss at a certified delta no larger
-    (``None`` when none reaches it; ``baseline_note`` says why). ``history``: training
-    bound, utility loss and objective per epoch. ``stopped_by``: the signal that ended
-    the run early, if any.
+    ``learned``: the certified PrivacyBuckets ADP bounds of the learned noise at the
+    problem's eps and n (``learned.noise`` is the learned pmf), kept whatever is returned.
+    ``baseline``: the truncated Gaussian of the same range and grid with the smallest
+    utility loss at a certified delta no larger than the learned noise's (``None`` when
+    there is none; ``baseline_note`` says why). ``beats_baseline``: ``True`` when the
+    learned noise has the smaller utility loss (by more than a relative
+    :data:`BEAT_RTOL`: a tie goes to the baseline), or no truncated Gaussian of the range
+    reaches its certified delta; ``False`` when the baseline's utility loss is no larger;
+    ``None`` when no comparison was made.
+
+    What is returned (:attr:`returned`, and what :attr:`noise`, :attr:`certificate`,
+    :attr:`delta` and :attr:`utility` describe) is the learned noise, unless it does not
+    beat the baseline: then the baseline, which is then at least as good on both counts.
+    :attr:`met_target` says whether the returned noise's certified delta meets the
+    problem's ``target_delta``; :attr:`notes` says in words what fell short.
+    ``history``: training bound, utility loss and objective per epoch. ``stopped_by``:
+    the signal (or ``"time limit"``) that ended the run early, if any.
     """
 
-    noise: NoiseDistribution
+    learned: Certificate
     problem: LearningProblem
     schedule: Schedule
-    certificate: Certificate
     baseline: GaussianBaseline | None
     baseline_note: str
+    beats_baseline: bool | None = attrs.field(validator=_check_beats)
     epochs_run: int
     best_epoch: int
     seconds: float
@@ -59,22 +103,82 @@ class LearnedNoise:
     history: dict[str, np.ndarray] = attrs.field(repr=False)
 
     @property
+    def returned(self) -> str:
+        """``"baseline"`` when the learned noise does not beat it, else ``"learned"``."""
+        return "baseline" if self.beats_baseline is False else "learned"
+
+    @property
+    def certificate(self) -> Certificate:
+        """The certificate of the returned noise."""
+        if self.returned == "baseline":
+            return cast(GaussianBaseline, self.baseline).certificate
+        return self.learned
+
+    @property
+    def noise(self) -> NoiseDistribution:
+        """The returned noise (the learned one, or the baseline that beats it)."""
+        return self.certificate.noise
+
+    @property
     def delta(self) -> float:
-        """Certified upper bound on the ADP delta at the problem's eps and n."""
+        """Certified upper bound on the ADP delta of the returned noise."""
         return self.certificate.delta_upper
 
     @property
     def utility(self) -> float:
-        """Utility loss of the problem's kind."""
+        """Utility loss of the problem's kind of the returned noise."""
         return self.certificate.utility(self.problem.utility)
 
+    @property
+    def target_delta(self) -> float | None:
+        """The problem's target delta (``None``: the paper's objective, no target)."""
+        return self.problem.target_delta
+
+    @property
+    def met_target(self) -> bool | None:
+        """Whether the returned noise's certified delta is at most the target delta
+        (``None`` when the problem has no target)."""
+        if self.target_delta is None:
+            return None
+        return self.delta <= self.target_delta
+
+    @property
+    def notes(self) -> list[str]:
+        """One sentence per shortfall: a missed target, a returned baseline."""
+        notes = []
+        kind = f"U_{self.problem.utility}"
+        if self.returned == "baseline":
+            base = cast(GaussianBaseline, self.baseline)
+            learned = self.learned.utility(self.problem.utility)
+            notes.append(
+                f"the learned noise ({kind} {learned:.6g} at certified delta "
+                f"{self.learned.delta_upper:.4g}) does not beat the best truncated Gaussian "
+                f"(sigma {base.sigma:.4g}, {kind} {base.utility:.6g} at certified delta "
+                f"{base.certificate.delta_upper:.4g}); the truncated Gaussian is returned "
+                "and the learned noise kept as 'learned'"
+            )
+        if self.met_target is False:
+            which = "learned noise" if self.returned == "learned" else "returned Gaussian"
+            notes.append(
+                f"the {which}'s certified delta {self.delta:.6g} misses the "
+                f"target delta {self.target_delta:.6g}; train longer or at a lower learning "
+                "rate, widen the range, or raise the target"
+            )
+        return notes
+
     def summary(self) -> dict[str, Any]:
-        """Plain numbers for tables and JSON."""
+        """Plain values for tables and JSON (schema: docs/guide/learning.md)."""
         baseline = self.baseline
         return {
+            "returned": self.returned,
             "delta_certified": self.delta,
             "utility": self.utility,
             "utility_kind": self.problem.utility,
+            "target_delta": self.target_delta,
+            "met_target": self.met_target,
+            "beats_baseline": self.beats_baseline,
+            "learned_delta_certified": self.learned.delta_upper,
+            "learned_utility": self.learned.utility(self.problem.utility),
             "gaussian_sigma": None if baseline is None else baseline.sigma,
             "gaussian_delta_certified": None
             if baseline is None
@@ -85,10 +189,12 @@ class LearnedNoise:
             "best_epoch": self.best_epoch,
             "seconds": self.seconds,
             "stopped_by": self.stopped_by,
+            "notes": self.notes,
         }
 
     def save(self, directory: str | Path) -> Path:
-        """Write ``noise.npz`` (pmf, grid and history) and ``result.json`` to ``directory``."""
+        """Write ``noise.npz`` (the returned ``pmf``, its grid, the ``learned_pmf`` and the
+        history) and ``result.json`` to ``directory``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         np.savez(
@@ -96,12 +202,13 @@ class LearnedNoise:
             pmf=self.noise.pmf,
             step=self.noise.step,
             start=self.noise.start,
+            learned_pmf=self.learned.noise.pmf,
             **{f"history_{k}": v for k, v in self.history.items()},
         )
         record = {
             "problem": self.problem.to_dict(),
             "schedule": self.schedule.to_dict(),
-            "certificate": {k: getattr(self.certificate, k) for k in _CERTIFICATE_FIELDS},
+            "learned": _certificate_record(self.learned),
             "baseline": None if self.baseline is None else _baseline_record(self.baseline),
             **self.summary(),
         }
@@ -111,9 +218,6 @@ class LearnedNoise:
     @classmethod
     def load(cls, directory: str | Path) -> LearnedNoise:
         """Read a result written by :meth:`save` (no recomputation)."""
-        # Reliability fix: a non-path argument raised TypeError, and a readable but
-        # incomplete or malformed result.json raised KeyError / TypeError; every unreadable
-        # directory is now refused with one InvalidInputError naming it.
         if not isinstance(directory, str | os.PathLike):
             raise InvalidInputError(
                 f"directory must be a path, got {type(directory).__name__}: {directory!r}"
@@ -133,7 +237,9 @@ class LearnedNoise:
         arrays = np.load(directory / NOISE_FILE)
         problem = LearningProblem.from_dict(record["problem"])
         noise = NoiseDistribution(
-            pmf=arrays["pmf"], step=float(arrays["step"]), start=float(arrays["start"])
+            pmf=arrays["pmf" if "learned_pmf" not in arrays.files else "learned_pmf"],
+            step=float(arrays["step"]),
+            start=float(arrays["start"]),
         )
         history = {
             k[len("history_") :]: arrays[k] for k in arrays.files if k.startswith("history_")
@@ -141,13 +247,19 @@ class LearnedNoise:
         baseline = None
         if record["baseline"] is not None:
             baseline = _baseline_from_record(record["baseline"], problem)
+        if "learned" in record:
+            learned = Certificate(noise=noise, **record["learned"])
+            beats = record["beats_baseline"]
+        else:  # written before results said what they return: the learned noise was
+            learned = Certificate(noise=noise, **record["certificate"])
+            beats = None if baseline is None else learned_beats(learned, baseline)
         return cls(
-            noise=noise,
+            learned=learned,
             problem=problem,
             schedule=Schedule.from_dict(record["schedule"]),
-            certificate=Certificate(noise=noise, **record["certificate"]),
             baseline=baseline,
             baseline_note=record["baseline_note"],
+            beats_baseline=beats,
             epochs_run=record["epochs_run"],
             best_epoch=record["best_epoch"],
             seconds=record["seconds"],
@@ -156,13 +268,16 @@ class LearnedNoise:
         )
 
 
+def _certificate_record(certificate: Certificate) -> dict[str, Any]:
+    return {k: getattr(certificate, k) for k in _CERTIFICATE_FIELDS}
+
+
 def _baseline_record(baseline: GaussianBaseline) -> dict[str, Any]:
-    certificate = {k: getattr(baseline.certificate, k) for k in _CERTIFICATE_FIELDS}
     return {
         "sigma": baseline.sigma,
         "utility_kind": baseline.utility_kind,
         "target_delta": baseline.target_delta,
-        "certificate": certificate,
+        "certificate": _certificate_record(baseline.certificate),
     }
 
 
@@ -174,60 +289,4 @@ def _baseline_from_record(record: dict[str, Any], problem: LearningProblem) -> G
         certificate=Certificate(noise=noise, **record["certificate"]),
         utility_kind=record["utility_kind"],
         target_delta=record["target_delta"],
-    )
-
-
-def _baseline(noise_delta: float, problem: LearningProblem, accuracy: float):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CertificationWarning)
-            baseline = best_truncated_gaussian(
-                bound=problem.bound,
-                step=problem.step,
-                pair_map=problem.pair_map,
-                epsilon=problem.epsilon,
-                times=problem.times,
-                target_delta=noise_delta,
-                utility=problem.utility,
-                accuracy=accuracy,
-            )
-    except InfeasibleTargetError as exc:
-        return None, f"no truncated Gaussian of this range and grid reaches it: {exc}"
-    return baseline, ""
-
-
-def certify_learned(
-    noise: NoiseDistribution,
-    problem: LearningProblem,
-    schedule: Schedule,
-    state: dict[str, Any],
-    *,
-    stopped_by: str | None,
-    accuracy: float,
-    compare: bool,
-) -> LearnedNoise:
-    """Certify the learned ``noise`` (PrivacyBuckets ADP upper bound at the problem's eps
-    and n) and find its truncated-Gaussian baseline at the certified delta."""
-    certificate = certify(
-        noise, problem.pair_map, epsilon=problem.epsilon, times=problem.times, accuracy=accuracy
-    )
-    baseline, note = None, "comparison not requested"
-    if compare:
-        if 0.0 < certificate.delta_upper < 1.0:
-            baseline, note = _baseline(certificate.delta_upper, problem, accuracy)
-        else:
-            note = f"certified delta {certificate.delta_upper!r} is not in (0, 1)"
-    history = {k: np.asarray(v, dtype=np.float64) for k, v in state["history"].items()}
-    return LearnedNoise(
-        noise=noise,
-        problem=problem,
-        schedule=schedule,
-        certificate=certificate,
-        baseline=baseline,
-        baseline_note=note,
-        epochs_run=int(state["epoch"]),
-        best_epoch=int(state["best"]["epoch"]),
-        seconds=float(state["seconds"]),
-        stopped_by=stopped_by,
-        history=history,
     )

@@ -1,0 +1,84 @@
+"""Certify a learned noise and compare it with the best truncated Gaussian of the same
+range and grid at the same certified delta (the baseline of the paper's experiments)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from accountant.certification import GaussianBaseline, best_truncated_gaussian, certify
+from accountant.errors import CertificationWarning, InfeasibleTargetError
+from accountant.noise import NoiseDistribution
+from optimizers.problem import LearningProblem, Schedule
+from optimizers.results import LearnedNoise, learned_beats
+
+__all__ = ["certify_learned"]
+
+
+def _baseline(
+    noise_delta: float, problem: LearningProblem, accuracy: float
+) -> tuple[GaussianBaseline | None, str]:
+    """The truncated Gaussian with the smallest utility loss at a certified delta at most
+    ``noise_delta``, or ``None`` and why."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CertificationWarning)
+            baseline = best_truncated_gaussian(
+                bound=problem.bound,
+                step=problem.step,
+                pair_map=problem.pair_map,
+                epsilon=problem.epsilon,
+                times=problem.times,
+                target_delta=noise_delta,
+                utility=problem.utility,
+                accuracy=accuracy,
+            )
+    except InfeasibleTargetError as exc:
+        return None, f"no truncated Gaussian of this range and grid reaches it: {exc}"
+    return baseline, ""
+
+
+def certify_learned(
+    noise: NoiseDistribution,
+    problem: LearningProblem,
+    schedule: Schedule,
+    state: dict[str, Any],
+    *,
+    stopped_by: str | None,
+    accuracy: float,
+    compare: bool,
+) -> LearnedNoise:
+    """Certify the learned ``noise`` (PrivacyBuckets ADP upper bound at the problem's eps
+    and n), find its truncated-Gaussian baseline at the certified delta (``compare``)
+    and decide which of the two is returned (:class:`~optimizers.results.LearnedNoise`).
+
+    The learned noise beats the baseline when its utility loss is smaller
+    (:func:`~optimizers.results.learned_beats`), or when no truncated Gaussian of the
+    range and grid reaches its certified delta.
+    """
+    certificate = certify(
+        noise, problem.pair_map, epsilon=problem.epsilon, times=problem.times, accuracy=accuracy
+    )
+    baseline, note, beats = None, "comparison not requested", None
+    if compare:
+        if 0.0 < certificate.delta_upper < 1.0:
+            baseline, note = _baseline(certificate.delta_upper, problem, accuracy)
+            beats = baseline is None or learned_beats(certificate, baseline)
+        else:
+            note = f"certified delta {certificate.delta_upper!r} is not in (0, 1)"
+    history = {k: np.asarray(v, dtype=np.float64) for k, v in state["history"].items()}
+    return LearnedNoise(
+        learned=certificate,
+        problem=problem,
+        schedule=schedule,
+        baseline=baseline,
+        baseline_note=note,
+        beats_baseline=beats,
+        epochs_run=int(state["epoch"]),
+        best_epoch=int(state["best"]["epoch"]),
+        seconds=float(state["seconds"]),
+        stopped_by=stopped_by,
+        history=history,
+    )
