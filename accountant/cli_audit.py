@@ -322,23 +322,25 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def _plot(path: str, pairs, report, description: str) -> None:
-    """The delta(eps) curves, with the requested eps (or target delta) marked."""
+    """The delta(eps) curves in the query's direction, with the requested eps marked (for
+    an eps query: the target delta and the certified eps found for it)."""
     from accountant.plotting import plot_delta_curves
 
     query = report.query
-    if query.epsilon is not None:
-        plot_delta_curves(
-            pairs, query.compositions, path, title=description, mark_epsilon=query.epsilon
+    marks = {"mark_epsilon": query.epsilon}
+    if query.epsilon is None:
+        results = report.results
+        found = (
+            results.privacy_buckets.adp.upper
+            if results.privacy_buckets is not None
+            else results.extended_ma_tight.value
         )
-        return
-    results = report.results
-    found = results.privacy_buckets.adp.upper if results.privacy_buckets else None
-    found = found or results.extended_ma_tight.value
+        marks = {"mark_epsilon": found.value(query.direction), "mark_delta": query.target_delta}
     plot_delta_curves(
         pairs,
         query.compositions,
         path,
         title=description,
-        mark_epsilon=found.value(query.direction),
-        mark_delta=query.target_delta,
+        direction=query.direction,
+        **marks,
     )
