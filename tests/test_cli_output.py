@@ -188,6 +188,29 @@ def test_the_plot_of_an_eps_query_marks_the_target_and_the_eps_found(saved_figur
     assert "n = 2" in axes.get_title()
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--family", "uniform", "--bound", "4", "--step", "0.5", "-n", "10"],  # mass 0.71
+        ["--sigma", "1", "--bound", "4", "--step", "0.5", "--sensitivity", "8.5"],  # mass 1
+    ],
+)
+def test_a_plot_with_a_composed_mass_near_one_is_drawn(args, saved_figures, tmp_path):
+    status, _, err = _run(["audit", *args, "--plot", str(tmp_path / "c.png")], io.StringIO())
+    assert status == 0, err
+    assert saved_figures
+
+
+def test_the_plot_draws_and_names_the_requested_direction(saved_figures, tmp_path):
+    argv = ["audit", *SMALL, "--sampling-rate", "0.1", "--direction", "A/B"]
+    status, _, err = _run([*argv, "--plot", str(tmp_path / "d.png")], io.StringIO())
+    assert status == 0, err
+    (axes,) = saved_figures[-1].axes
+    assert "direction A/B" in axes.get_title()
+    _, horizontal = _marks(axes)
+    assert 0.0 in horizontal  # A/B of the DP-SGD pair has no distinguishing events
+
+
 def test_the_getting_started_page_shows_the_current_audit_within_90_columns():
     text = (Path(__file__).resolve().parent.parent / "docs" / "getting-started.md").read_text()
     blocks = re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S)
