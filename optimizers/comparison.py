@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from accountant.certification import GaussianBaseline, best_truncated_gaussian, certify
+from accountant.certification import GaussianBaseline, certify
 from accountant.errors import CertificationWarning, InfeasibleTargetError
 from accountant.noise import NoiseDistribution
 from optimizers.problem import LearningProblem, Schedule
@@ -25,16 +25,7 @@ def _baseline(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CertificationWarning)
-            baseline = best_truncated_gaussian(
-                bound=problem.bound,
-                step=problem.step,
-                pair_map=problem.pair_map,
-                epsilon=problem.epsilon,
-                times=problem.times,
-                target_delta=noise_delta,
-                utility=problem.utility,
-                accuracy=accuracy,
-            )
+            baseline = problem.best_gaussian(noise_delta, accuracy)
     except InfeasibleTargetError as exc:
         return None, f"no truncated Gaussian of this range and grid reaches it: {exc}"
     return baseline, ""

@@ -38,7 +38,6 @@ import numpy as np
 import torch
 
 from accountant._checks import check_positive_real
-from accountant.certification import best_truncated_gaussian
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -112,15 +111,7 @@ def _warm_start_gaussian(problem: LearningProblem, schedule: Schedule) -> NoiseD
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CertificationWarning)
-                return best_truncated_gaussian(
-                    bound=problem.bound,
-                    step=problem.step,
-                    pair_map=problem.pair_map,
-                    epsilon=problem.epsilon,
-                    times=problem.times,
-                    target_delta=target,
-                    utility=problem.utility,
-                ).noise
+                return problem.best_gaussian(target).noise
         except InfeasibleTargetError:
             pass
     return truncated_gaussian(problem.bound / 3.0, problem.bound, problem.step)

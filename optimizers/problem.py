@@ -20,6 +20,7 @@ from accountant._checks import (
     check_probability,
     check_target_delta,
 )
+from accountant.certification import GaussianBaseline, best_truncated_gaussian
 from accountant.errors import InvalidInputError
 from accountant.noise_bounds import BOUNDS
 from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
@@ -139,6 +140,21 @@ class LearningProblem:
     def pair_map(self) -> AdditivePairMap | SubsampledPairMap:
         """How the worst-case pair is built from the noise."""
         return pair_map(self.step, self.sensitivity, self.q)
+
+    def best_gaussian(self, target_delta: float, accuracy: float = 1e-3) -> GaussianBaseline:
+        """The truncated Gaussian of this range and grid with the smallest utility loss whose
+        certified delta is at most ``target_delta``
+        (:func:`accountant.certification.best_truncated_gaussian`); raises
+        :class:`~accountant.errors.InfeasibleTargetError` when none is."""
+        return best_truncated_gaussian(
+            bound=self.bound,
+            pair_map=self.pair_map,
+            epsilon=self.epsilon,
+            times=self.times,
+            target_delta=target_delta,
+            utility=self.utility,
+            accuracy=accuracy,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values, for JSON."""
