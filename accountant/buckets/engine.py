@@ -2,8 +2,10 @@
 
 The user states an accuracy (relative width of the certified bracket); the engine
 chooses the bucket width and placement itself (SPEC section 2), composes lazily on the
-first query, refines the width while the bracket is too wide because of bucketing,
-and warns with the achieved figure when it cannot reach the accuracy.
+first query, refines the width on a fixed ladder while a bracket is too wide because of
+bucketing, intersects the certified brackets of every width it tried
+(:mod:`accountant.buckets.refinement`), and warns with the achieved figure and the reason
+when it cannot reach the accuracy.
 """
 
 from __future__ import annotations
@@ -23,27 +25,38 @@ from accountant._checks import (
     check_positive_real,
     check_target_delta,
 )
-from accountant._composition import add_releases
+from accountant._composition import add_releases, history
+from accountant._directed import MassLogs
 from accountant.buckets.analytic import analytic_release
-from accountant.buckets.bounds import adp_interval, pdp_interval
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.refinement import (
+    BUCKETING,
+    MAX_RUNGS,
+    SEARCH_TOLERANCE,
+    WIDTH_RATIO,
+    Intersection,
+    bracket_terms,
+    bucketing_gaps,
+    eps_refinable,
+    intervals,
+    largest_other,
+    monotone_envelope,
+    relative_bracket,
+    stop_reason,
+    worth_refining,
+)
 from accountant.buckets.results import Bounds, EpsilonBounds
-from accountant.buckets.sources import PLDRelease, ReleaseSource, estimated_span
-from accountant.errors import CertificationWarning, InvalidInputError
+from accountant.buckets.sources import PLDRelease, ReleaseSource
+from accountant.buckets.widths import StartingWidth, initial_width, refined_width
+from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
 
 __all__ = ["PrivacyBuckets"]
 
 _DIRECTIONS = ("A/B", "B/A")
-#: How often the width is refined for one query before the engine settles.
-MAX_REFINEMENTS = 4
-# A loss lattice finer than the generic width by more than this factor is ignored.
-LATTICE_FINENESS = 64.0
-#: Bucket count the first composition aims at before any refinement.
-INITIAL_BUCKETS = 1 << 18
 
 
 def _as_release(mechanism: Any) -> ReleaseSource:
@@ -66,11 +79,19 @@ def _as_release(mechanism: Any) -> ReleaseSource:
     )
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, repr=False)
 class _Component:
     mechanism: Any
     release: ReleaseSource
     times: int
+
+    @property
+    def description(self) -> str:
+        """What was composed (the release's description)."""
+        return self.release.description
+
+    def __repr__(self) -> str:
+        return f"Component({self.times} x {self.description})"
 
 
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> None:
@@ -80,8 +101,6 @@ def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> 
 
 
 def _check_tail_mass(instance: Any, attribute: attrs.Attribute, value: float) -> None:
-    # Reliability fix: tail_mass was not validated at all (NaN, inf, negative, strings
-    # and None were accepted and failed, or poisoned the bounds, at the first query).
     mass = check_finite_real(attribute.name, value)
     if not 0.0 <= mass < 1.0:
         raise InvalidInputError(f"{attribute.name} must lie in [0, 1), got {mass!r}")
@@ -122,53 +141,22 @@ class PrivacyBuckets:
         """Total number of composed releases."""
         return sum(c.times for c in self.components)
 
+    @property
+    def history(self) -> str:
+        """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
+        return history(self.components)
+
     # -- choosing the width -------------------------------------------------------------
 
-    def _initial_width(self, direction: str) -> float:
-        if ("width", direction) in self._cache:
-            return self._cache[("width", direction)]
-        if not self.components:
-            self._cache[("span", direction)] = 1.0
-            return 1.0
-        stats = [
-            (c.release.statistics(direction, self.tail_mass), c.times) for c in self.components
-        ]
-        releases = self.releases
-        deviation = math.sqrt(sum(n * s.variance for s, n in stats))
-        lattices = [s.lattice for s, _ in stats]
-        span = max(estimated_span(stats), 1e-300)
-        self._cache[("span", direction)] = span
-        spacing = _common_lattice(lattices)
-        generic = 4.0 * math.sqrt(self.accuracy) * deviation / releases
-        if spacing is not None and spacing > 0.0 and spacing * LATTICE_FINENESS >= generic:
-            # Bucket edges on the lattice: the spacing itself makes the composition exact,
-            # a multiple of it is used only when the memory budget demands.
-            self._cache[("lattice", direction)] = spacing
-            width = spacing * max(1, math.ceil(span / spacing / self.max_buckets))
-        elif spacing == 0.0:
-            width = max(span, 1.0)
-        else:
-            # No lattice, or one so fine (e.g. a DP-SGD mixture's accidental common
-            # divisor) that following it would fill the memory budget for no gain.
-            # Start coarse (a few hundred thousand buckets at most); the query refines the
-            # width only where bucketing, not round-off or lost mass, limits the bracket.
-            width = max(generic, span / INITIAL_BUCKETS, 2.0 * span / self.max_buckets, 1e-12)
-        return width
-
-    def _refined_width(self, direction: str, wanted: float) -> float:
-        """``wanted`` limited by the memory budget, and snapped to a lattice multiple."""
-        width = max(wanted, self._finest_width(direction))
-        spacing = self._cache.get(("lattice", direction))
-        if spacing:
-            width = spacing * max(
-                1, math.ceil(self._finest_width(direction) / spacing), math.floor(width / spacing)
-            )
-        return width
-
-    def _finest_width(self, direction: str) -> float:
-        """The smallest width whose composition fits in ``max_buckets / 2``."""
-        self._initial_width(direction)
-        return 2.0 * self._cache[("span", direction)] / self.max_buckets
+    def _start(self, direction: str) -> StartingWidth:
+        """Rung 0 of ``direction`` (:func:`~accountant.buckets.widths.initial_width`)."""
+        key = ("start", direction)
+        if key not in self._cache:
+            stats = [
+                (c.release.statistics(direction, self.tail_mass), c.times) for c in self.components
+            ]
+            self._cache[key] = initial_width(stats, self.max_buckets)
+        return self._cache[key]
 
     def _anchor(self, component: _Component, direction: str) -> float:
         return component.release.statistics(direction, self.tail_mass).anchor
@@ -209,7 +197,7 @@ class PrivacyBuckets:
             )
             self._check_size(result)
         if result is None:
-            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, 0.0, releases=0)
+            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
         return result
 
     def _check_size(self, pld: BucketedPLD) -> None:
@@ -237,66 +225,73 @@ class PrivacyBuckets:
         """Certified PDP bounds on ``P_A[L > eps]`` (distinguishing events included)."""
         return self._query(epsilon, direction, "PDP")
 
-    def _intervals(self, eps: np.ndarray, direction: str, kind: str, widths: dict) -> tuple:
-        lower = np.zeros(eps.size)
-        upper = np.zeros(eps.size)
-        gap = np.zeros(eps.size)
-        for d in _directions(direction):
-            pld = self._composed_within_budget(d, widths[d])
-            widths[d] = pld.width
-            edges = pld.edges()
-            for k, e in enumerate(eps):
-                if kind == "ADP":
-                    low, high, bucketing = adp_interval(pld, float(e), edges)
-                else:
-                    low, high = pdp_interval(pld, float(e), edges)
-                    bucketing = high - low
-                if high >= upper[k]:
-                    gap[k] = bucketing
-                lower[k] = max(lower[k], low)
-                upper[k] = max(upper[k], high)
-        lower, upper = _monotone_envelope(eps, lower, upper)
-        return lower, upper, gap
+    def _rung_width(self, direction: str, rung: int) -> float:
+        """Requested width of ``rung`` of the refinement ladder (:mod:`.refinement`)."""
+        if not self.components:
+            return 1.0
+        start = self._start(direction)
+        if rung == 0:
+            return start.width
+        return refined_width(start, start.width * WIDTH_RATIO**rung, self.max_buckets)
+
+    def _no_finer_rung(self, directions: list[str], rung: int) -> str | None:
+        """Why rung ``rung + 1`` would be no finer than ``rung`` in any of ``directions``
+        (those that still matter), or None."""
+        if any(self._finer(d, rung + 1) for d in directions):
+            return None
+        if all(self._start(d).spacing == self._rung_width(d, rung) for d in directions):
+            return "the buckets already follow the loss lattice"
+        return f"the memory budget max_buckets={self.max_buckets} allows no finer width"
+
+    def _finer(self, direction: str, rung: int) -> bool:
+        """Whether ``rung`` is finer than the rung before it in ``direction``."""
+        return self._rung_width(direction, rung) < self._rung_width(direction, rung - 1)
+
+    def _rung(self, direction: str, rung: int) -> BucketedPLD:
+        return self._composed_within_budget(direction, self._rung_width(direction, rung))
+
+    def _stop(self, terms: np.ndarray, refinable: np.ndarray, steps, relevant, rung) -> Any:
+        """Why the walk stops at ``rung`` (:func:`~accountant.buckets.refinement.stop_reason`,
+        then the ladder's end), or None."""
+        reason = stop_reason(terms, refinable, self.accuracy, steps)
+        if reason is None:
+            reason = self._no_finer_rung(relevant, rung)
+        if reason is None and rung == MAX_RUNGS:
+            reason = f"refinement stopped after {MAX_RUNGS} narrower widths"
+        return reason
 
     def _query(self, epsilon: Any, direction: str, kind: str) -> Bounds:
         direction = check_direction("direction", direction)
         eps = check_epsilons("epsilon", epsilon)
         flat = eps.reshape(-1)
-        widths = (
-            {d: self._initial_width(d) for d in _directions(direction)}
-            if self.components
-            else {d: 1.0 for d in _directions(direction)}
-        )
-        lower, upper, gap = self._intervals(flat, direction, kind, widths)
-        for _ in range(MAX_REFINEMENTS):
-            achieved = _relative_bracket(lower, upper)
-            if achieved <= self.accuracy or kind == "PDP":
+        directions = _directions(direction)
+        running = Intersection(directions, flat.size)
+        steps: list[tuple[np.ndarray, np.ndarray]] = []
+        brackets: dict = {}
+        relevant = list(directions)
+        for rung in range(MAX_RUNGS + 1):
+            # Directions that can no longer change the result, or whose width did not
+            # change, are not recomputed (a choice that does not depend on the accuracy).
+            for d in (d for d in relevant if not rung or self._finer(d, rung)):
+                pld = self._rung(d, rung)
+                low, high = intervals(pld, flat, kind)
+                running.add(d, low, high)
+                brackets[d] = (pld, low, high)
+            lower, upper = monotone_envelope(flat, *running.combined())
+            terms = bracket_terms(lower, upper)
+            refinable = self._refinable(flat, kind, terms, brackets, running.limiting())
+            relevant = running.relevant()
+            reason = self._stop(terms, refinable, steps, relevant, rung)
+            if reason is not None:
                 break
-            # Refine for the widest bracket that bucketing limits. (Taking the widest of all
-            # and stopping when bucketing does not limit it let one eps whose bracket is the
-            # tail mass, e.g. a delta below tail_mass, block refinement at every other eps
-            # of a vector query: 9e-3 at eps = 0 next to eps = 50, 6e-13 alone.)
-            terms = _bracket_terms(lower, upper)
-            refinable = (terms > self.accuracy) & (gap > 0.0) & (gap >= 0.5 * (upper - lower))
-            if not refinable.any():
-                break  # bucketing is not what limits the brackets
-            worst = int(np.argmax(np.where(refinable, terms, -1.0)))
-            wanted = 0.8 * math.sqrt(self.accuracy * upper[worst] / gap[worst])
-            # At most 0.6: a real step, so that only the memory budget trips the test below.
-            factor = min(0.6, max(0.125, wanted))
-            finer = {d: self._refined_width(d, w * factor) for d, w in widths.items()}
-            if all(finer[d] > 0.7 * widths[d] for d in widths):
-                break  # the memory budget allows no real refinement
-            widths = finer
-            new_lower, new_upper, gap = self._intervals(flat, direction, kind, widths)
-            # Both results are certified, so their intersection is too: never worse.
-            lower, upper = np.maximum(lower, new_lower), np.minimum(upper, new_upper)
-            self._cache.update({("width", d): w for d, w in widths.items()})
-        achieved = _relative_bracket(lower, upper)
+            steps.append((terms, refinable))
+        achieved = relative_bracket(lower, upper)
         if achieved > self.accuracy:
+            if not refinable[int(np.argmax(terms))]:
+                reason = BUCKETING  # whatever stopped the walk, the widest one is not bucketing
             warnings.warn(
                 f"PrivacyBuckets reached a relative bracket of {achieved:.3g}, not the requested "
-                f"accuracy {self.accuracy:g} (bounds still certified)",
+                f"accuracy {self.accuracy:g}: {reason} (bounds still certified)",
                 CertificationWarning,
                 stacklevel=3,
             )
@@ -310,37 +305,76 @@ class PrivacyBuckets:
             releases=self.releases,
             accuracy=self.accuracy,
             achieved_accuracy=achieved,
-            bucket_width=max(widths.values()),
+            bucket_width=max(b[0].width for b in brackets.values()),
         )
+
+    def _refinable(
+        self, eps: np.ndarray, kind: str, terms: np.ndarray, brackets: dict, limiting: list[str]
+    ) -> np.ndarray:
+        """Which entries are wider than the accuracy and worth refining in the direction
+        that sets their upper bound (:func:`~accountant.buckets.refinement.worth_refining`
+        of that direction's bracket at this rung)."""
+        refinable = terms > self.accuracy
+        for d, (pld, low, high) in brackets.items():
+            mine = np.array([x == d for x in limiting], dtype=bool)
+            chosen = np.flatnonzero(refinable & mine)
+            if chosen.size:
+                gaps = bucketing_gaps(pld, eps[chosen], kind, low[chosen], high[chosen])
+                width = high[chosen] - low[chosen]
+                refinable[chosen] = worth_refining(gaps, width)
+        return refinable
 
     def epsilon(self, delta: float, direction: str = "max", kind: str = "ADP") -> EpsilonBounds:
         """Certified bounds on the smallest eps with delta(eps) <= ``delta`` (``kind``
         ``"ADP"`` or ``"PDP"``). Raises :class:`~accountant.errors.InfeasibleTargetError`
         when even the largest eps the buckets cover cannot reach ``delta``; warns
         (:class:`~accountant.errors.CertificationWarning`, with the achieved figure) when
-        ``(upper - lower) / upper`` exceeds ``accuracy``."""
+        ``(upper - lower) / upper`` exceeds ``accuracy``.
+
+        The width is refined on the ladder of :mod:`~accountant.buckets.refinement`, as
+        for delta queries: the eps brackets of every rung visited are intersected, and a
+        rung is added while the delta bracket at an end of the eps bracket is limited by
+        bucketing."""
         target = check_target_delta("delta", delta)
         direction = check_direction("direction", direction)
         if kind not in ("ADP", "PDP"):
             raise InvalidInputError(f"kind must be 'ADP' or 'PDP', got {kind!r}")
-        for attempt in range(2):
-            lower, upper = 0.0, 0.0
-            for d in _directions(direction):
-                pld = self._composed_within_budget(d, self._initial_width(d))
-                low, high = epsilon_interval(pld, target, kind)
-                lower, upper = max(lower, low), max(upper, high)
-            if attempt or upper - lower <= self.accuracy * upper or kind == "PDP":
+        directions = _directions(direction)
+        low = dict.fromkeys(directions, 0.0)
+        high = dict.fromkeys(directions, math.inf)
+        steps: list[tuple[np.ndarray, np.ndarray]] = []
+        plds: dict = {}
+        relevant = list(directions)
+        for rung in range(MAX_RUNGS + 1):
+            try:
+                for d in (d for d in relevant if not rung or self._finer(d, rung)):
+                    plds[d] = self._rung(d, rung)
+                    within = (low[d], high[d]) if rung else None
+                    found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
+                    low[d], high[d] = max(low[d], found[0]), min(high[d], found[1])
+            except InfeasibleTargetError:
+                if rung == 0:
+                    raise
+                reason = "a finer bucket width could not certify the target"
                 break
-            with warnings.catch_warnings():  # refine the widths around the answer
-                warnings.simplefilter("ignore", CertificationWarning)
-                self._query(upper, direction, kind)
-        # Like delta(), say so when the bracket is wider than asked (it used to be silent).
+            lower, upper = max(low.values()), max(high.values())
+            term = np.array([(upper - lower) / upper if upper > 0.0 else 0.0])
+            # a direction matters while its eps may exceed every other direction's lower end
+            relevant = [d for d in directions if high[d] > largest_other(low, d)]
+            refinable = term > self.accuracy
+            if refinable[0]:
+                ends = np.array([upper, lower])
+                refinable[0] = any(eps_refinable(plds[d], ends, kind) for d in relevant)
+            reason = self._stop(term, refinable, steps, relevant, rung)
+            if reason is not None:
+                break
+            steps.append((term, refinable))
         achieved = (upper - lower) / upper if upper > 0.0 else 0.0
         if achieved > self.accuracy:
             warnings.warn(
                 f"PrivacyBuckets reached a relative eps bracket of {achieved:.3g} "
-                f"([{lower:.6g}, {upper:.6g}]), not the requested accuracy {self.accuracy:g} "
-                "(bounds still certified)",
+                f"([{lower:.6g}, {upper:.6g}]), not the requested accuracy {self.accuracy:g}: "
+                f"{reason} (bounds still certified)",
                 CertificationWarning,
                 stacklevel=2,
             )
@@ -352,53 +386,12 @@ class PrivacyBuckets:
             direction=direction,
             releases=self.releases,
             accuracy=self.accuracy,
-            bucket_width=max(self._initial_width(d) for d in _directions(direction)),
+            bucket_width=max(p.width for p in plds.values()),
         )
-
-
-def _monotone_envelope(
-    eps: np.ndarray, lower: np.ndarray, upper: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """ADP and PDP delta are non-increasing in eps, so a lower bound at a larger eps holds at
-    every smaller one and an upper bound at a smaller eps at every larger one: tighten both
-    to their monotone envelope over the eps asked for. This also makes the certified lower
-    bound non-increasing (the error terms alone, which shrink as fewer buckets count, can
-    make the raw lower bound rise by rounding-sized amounts)."""
-    order = np.argsort(eps, kind="stable")
-    tight_lower = np.empty_like(lower)
-    tight_upper = np.empty_like(upper)
-    tight_lower[order] = np.maximum.accumulate(lower[order][::-1])[::-1]
-    tight_upper[order] = np.minimum.accumulate(upper[order])
-    return tight_lower, tight_upper
 
 
 def _directions(direction: str) -> tuple[str, ...]:
     return _DIRECTIONS if direction == "max" else (direction,)
-
-
-def _common_lattice(lattices: list[float | None]) -> float | None:
-    """A spacing every component's lattice is a multiple of: ``None`` if some component has
-    no lattice or the spacings are incommensurate, ``0.0`` if every loss is a single point."""
-    if any(g is None for g in lattices):
-        return None
-    positive = [g for g in lattices if g and g > 0.0]
-    if not positive:
-        return 0.0
-    smallest = min(positive)
-    for g in positive:
-        ratio = g / smallest
-        if abs(ratio - round(ratio)) > 1e-9 * ratio:
-            return None
-    return smallest
-
-
-def _bracket_terms(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(upper > 0.0, (upper - lower) / np.where(upper > 0, upper, 1.0), 0.0)
-
-
-def _relative_bracket(lower: np.ndarray, upper: np.ndarray) -> float:
-    return float(np.max(_bracket_terms(lower, upper))) if lower.size else 0.0
 
 
 def _reshape(values: np.ndarray, shape: tuple) -> float | np.ndarray:

@@ -10,8 +10,7 @@ no such eps can be certified by anyone.
 Both searches may be confined to an eps bracket already certified (``within``, e.g. from
 a coarser bucket width): the smallest eps of any certified bound lies inside it or the
 bound adds nothing. The bisection halves the range until it is below ``tolerance`` times
-its upper end (at least 4 ulp): a smaller tolerance continues the same halvings, so it
-never returns a wider bracket.
+its upper end (and at most 4 ulp wide with ``tolerance = 0``).
 """
 
 from __future__ import annotations

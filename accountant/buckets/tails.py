@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 __all__ = ["TailMoments", "chernoff_window"]
 
 LAMBDA_GRID = np.geomspace(1e-3, 1e7, 121)
+#: Runs of consecutive buckets are merged into at most this many groups (each with its
+#: summed mass and its extreme edges) before the moments are taken: an upper bound on
+#: both sums, which keeps their cost bounded when a single release has millions of buckets.
+MOMENT_GROUPS = 1 << 16
+_UNIT_ROUNDOFF = 2.0**-53
 
 
 @attrs.frozen(eq=False)
@@ -43,15 +48,17 @@ class TailMoments:
     def of(cls, pld: BucketedPLD) -> TailMoments:
         """From a bucketed single release. Its stored masses may fall short of the true
         ones by the relative error ``rho`` and the absolute errors, which are added."""
-        keep = pld.mass_a > 0.0
+        low_edges, high_edges = pld.edges()
+        mass, group_low, group_high, per = _grouped(pld.mass_a, low_edges, high_edges)
+        keep = mass > 0.0
         if not keep.any():
             empty = np.full(LAMBDA_GRID.size, -math.inf)
             return cls(empty, empty)
-        low_edges, high_edges = pld.edges()
-        log_mass = np.log(pld.mass_a[keep])
-        margin = math.log1p(2.0 * pld.relative_error)
-        mgf_high = log_moment_generating(log_mass, high_edges[keep], LAMBDA_GRID) + margin
-        mgf_low = log_moment_generating(log_mass, -low_edges[keep], LAMBDA_GRID) + margin
+        log_mass = np.log(mass[keep])
+        # + the rounding of the group sums of non-negative terms
+        margin = math.log1p(2.0 * pld.relative_error) + math.log1p(1.01 * per * _UNIT_ROUNDOFF)
+        mgf_high = log_moment_generating(log_mass, group_high[keep], LAMBDA_GRID) + margin
+        mgf_low = log_moment_generating(log_mass, -group_low[keep], LAMBDA_GRID) + margin
         if pld.error_a > 0.0:
             # absolute errors e_j (|e|_2 <= error_a): sum_j |e_j| e^{lambda h_j}
             # <= sqrt(K) error_a e^{lambda max h}
@@ -59,6 +66,24 @@ class TailMoments:
             mgf_high = np.logaddexp(mgf_high, log_error + LAMBDA_GRID * float(high_edges.max()))
             mgf_low = np.logaddexp(mgf_low, log_error - LAMBDA_GRID * float(low_edges.min()))
         return cls(mgf_high, mgf_low)
+
+
+def _grouped(
+    mass: np.ndarray, low_edges: np.ndarray, high_edges: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``(masses, lowest edges, highest edges, buckets per group)`` of runs of consecutive
+    buckets, at most :data:`MOMENT_GROUPS` of them: ``sum_j x_j e^{lambda h_j}`` is at most
+    ``sum_g (sum_{j in g} x_j) e^{lambda max_{j in g} h_j}``, and likewise for the lows."""
+    per = -(-mass.size // MOMENT_GROUPS)
+    if per <= 1:
+        return mass, low_edges, high_edges, 1
+    starts = np.arange(0, mass.size, per)
+    return (
+        np.add.reduceat(mass, starts),
+        np.minimum.reduceat(low_edges, starts),
+        np.maximum.reduceat(high_edges, starts),
+        per,
+    )
 
 
 def chernoff_window(
