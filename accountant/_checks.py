@@ -125,11 +125,11 @@ def mass_tolerance_for(value: Any, tolerance: float = MASS_TOLERANCE) -> float:
     integers; for a narrower float (float32, float16), whose entries carry a relative
     rounding of up to its unit roundoff ``u`` each and whose normalisation summed ``size``
     of them, at least ``(size + 1) u``: float32 input normalised in float32 is accepted."""
-    array = np.asarray(value)
-    if array.dtype.kind != "f" or array.dtype.itemsize >= 8:
+    dtype = getattr(value, "dtype", None)  # lists of Python floats are float64
+    if not isinstance(dtype, np.dtype) or dtype.kind != "f" or dtype.itemsize >= 8:
         return tolerance
-    unit_roundoff = float(np.finfo(array.dtype).eps) / 2.0
-    return max(tolerance, (array.size + 1) * unit_roundoff)
+    unit_roundoff = float(np.finfo(dtype).eps) / 2.0
+    return max(tolerance, (np.size(value) + 1) * unit_roundoff)
 
 
 def check_mass_tolerance(name: str, value: Any) -> float:

@@ -277,13 +277,13 @@ class ExtendedMA:
         omega = distinguishing_bounds(logs)[1]
         max_loss = self._max_total_loss(direction)
         budget = sum_down(target, -omega)
-        if budget < 0.0 or (budget == 0.0 and math.isinf(max_loss)):
+        if budget < 0.0 or (budget == 0.0 and max_loss == math.inf):
             raise InfeasibleTargetError(
                 f"delta={target!r} is not above the composed distinguishing mass {omega!r} "
                 f"(direction {direction}); no epsilon reaches it; a wider cut (a larger bound) "
                 "or fewer releases lowers it"
             )
-        if budget == 0.0:
+        if budget == 0.0:  # only past every finite loss (none at all: max_loss = -inf)
             return self._verified(max(0.0, max_loss), target, direction)
         log_budget = math.log(budget)
         if log_budget >= logs.log_finite_mass.high:

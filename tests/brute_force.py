@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -28,3 +30,16 @@ def composed_adp_delta(parts, eps: float, direction: str = "A/B") -> float:
     """Exact ADP delta of the composition, in one direction."""
     a, b = composed_arrays(parts)
     return adp_delta(a, b, eps) if direction == "A/B" else adp_delta(b, a, eps)
+
+
+def total_mass_bound(parts: list[tuple[np.ndarray, np.ndarray, int]]) -> float:
+    """The largest total mass of the composition, over both sides, of the masses as given
+    (``prod_i S_i^{n_i}``, ``S - 1`` exact by ``math.fsum``), times ``1 + 1e-14`` for the
+    rounding of an upper bound: no delta of the composition exceeds it. A pmf normalised in
+    float64 sums to ``1 +- 1e-16``, so this can lie a few ulps above 1."""
+    logs = [0.0, 0.0]
+    for a, b, times in parts:
+        for side, values in enumerate((a, b)):
+            excess = math.fsum([*np.asarray(values, dtype=float).tolist(), -1.0])
+            logs[side] += times * math.log1p(max(excess, 0.0))
+    return math.exp(max(logs)) * (1.0 + 1e-14)

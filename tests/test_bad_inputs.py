@@ -328,7 +328,8 @@ CASES = [
         pytest.param(
             call,
             InfeasibleTargetError,
-            r"delta=0\.1 is below the distinguishing mass 0\.5; no epsilon reaches it",
+            r"delta=0\.1 is below the distinguishing mass of one release 0\.5; no epsilon "
+            r"reaches it",
             id=f"infeasible-{cid}",
         )
         for cid, call in [

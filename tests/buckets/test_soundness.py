@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair
 from accountant.errors import CertificationWarning
 from accountant.noise import truncated_gaussian
+from tests import brute_force
 from tests.strategies import epsilons, worst_case_pairs
 
 # Bounds that do not reach the requested accuracy warn; they must still be certified,
@@ -96,14 +97,16 @@ def exact_all(parts, eps_values) -> dict:
     return out
 
 
-def assert_brackets(bounds, exact, context="") -> None:
-    """``lower <= exact <= upper`` for every eps, compared exactly (no tolerance)."""
+def assert_brackets(bounds, exact, context="", total: float = 1.0 + 1e-12) -> None:
+    """``lower <= exact <= upper`` for every eps, compared exactly (no tolerance); the
+    upper bound is at most ``total``, the composed total mass (masses as given: a pmf
+    normalised in floats may sum to 1 + 1e-16, see ``brute_force.total_mass_bound``)."""
     lower = np.atleast_1d(bounds.lower)
     upper = np.atleast_1d(bounds.upper)
     assert lower.shape == upper.shape == (len(exact),)
     for k, truth in enumerate(exact):
         low, high = float(lower[k]), float(upper[k])
-        assert 0.0 <= low <= high <= 1.0, (context, k, low, high)
+        assert 0.0 <= low <= high <= total, (context, k, low, high)
         assert mpmath.mpf(low) <= truth, (context, k, "lower", low, float(truth), high)
         assert truth <= mpmath.mpf(high), (context, k, "upper", low, float(truth), high)
 
@@ -292,7 +295,8 @@ def test_bounds_ordered_in_unit_interval_and_monotone(pair, times, eps):
         ):
             lower, upper = bounds.lower, bounds.upper
             assert lower.shape == upper.shape == grid.shape
-            assert (lower >= 0.0).all() and (upper <= 1.0).all()
+            total = brute_force.total_mass_bound([(pair.a, pair.b, times)])
+            assert (lower >= 0.0).all() and (upper <= total).all()
             assert (lower <= upper).all()
             # the true delta is non-increasing in eps; so is the certified lower bound
             assert (np.diff(lower) <= 0.0).all(), (direction, grid, lower)

@@ -71,6 +71,7 @@ NO_USER_INPUT = {
     "InfeasibleTargetError": "exception",
     "InvalidInputError": "exception",
     "ShiftInvarianceWarning": "warning",
+    "LearningWarning": "warning",
     "CheckpointError": "exception",
     "NoiseCollapseError": "exception",
     "LogMomentSource": "protocol (typing.Protocol, not instantiated)",

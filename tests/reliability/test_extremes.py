@@ -57,13 +57,19 @@ HUGE_EPS = (1e3, 1e6, 1e300)
 
 
 def certified(
-    bounds: Bounds, truth: ArrayLike | None = None, *, rtol: float = 0.0, atol: float = 0.0
+    bounds: Bounds,
+    truth: ArrayLike | None = None,
+    *,
+    rtol: float = 0.0,
+    atol: float = 0.0,
+    total: float = 1.0,
 ) -> None:
-    """``0 <= lower <= upper <= 1`` without NaN, and ``lower <= truth <= upper`` within the
-    reference's own error ``rtol * truth + atol`` when a reference is given."""
+    """``0 <= lower <= upper <= total`` without NaN (``total``: the composed total mass of
+    the masses as given, 1 unless they sum above 1), and ``lower <= truth <= upper`` within
+    the reference's own error ``rtol * truth + atol`` when a reference is given."""
     lower, upper = np.atleast_1d(bounds.lower), np.atleast_1d(bounds.upper)
     assert not (np.isnan(lower).any() or np.isnan(upper).any()), bounds
-    assert ((lower >= 0.0) & (lower <= upper) & (upper <= 1.0)).all(), bounds
+    assert ((lower >= 0.0) & (lower <= upper) & (upper <= total)).all(), bounds
     if truth is not None:
         truth = np.broadcast_to(np.asarray(truth, dtype=float), lower.shape)
         slack = rtol * truth + atol

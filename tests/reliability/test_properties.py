@@ -40,6 +40,7 @@ from accountant import (
     exact_delta_pdp,
     exact_epsilon,
 )
+from tests import brute_force
 from tests.buckets.test_soundness import PRECISION, assert_brackets, composed_exact, exact_all
 from tests.strategies import epsilons, special_pairs
 
@@ -148,13 +149,6 @@ def test_exact_single_release_equals_the_brute_force(pair: WorstCasePair, eps: f
 # delta is non-increasing in eps
 
 
-def _total_mass(pair: WorstCasePair, times: int) -> float:
-    """The largest composed total mass of the masses as given (a pair may sum to 1 + 1e-16):
-    no delta of the pair exceeds it, by more than the rounding of an upper bound."""
-    excess = max(0.0, *(math.fsum([*side.tolist(), -1.0]) for side in (pair.a, pair.b)))
-    return math.exp(times * math.log1p(excess)) * (1.0 + 1e-14)
-
-
 @settings(max_examples=30, deadline=None)
 @given(
     pair=special_pairs(max_size=6),
@@ -168,7 +162,10 @@ def test_delta_is_non_increasing_in_eps(pair: WorstCasePair, times: int, eps: li
         ma = ExtendedMA(conversion=conversion).compose(pair, times=times)
         for direction in DIRECTIONS:
             values = np.atleast_1d(ma.delta(grid, direction=direction))
-            assert ((values >= 0.0) & (values <= _total_mass(pair, times))).all()
+            assert (
+                (values >= 0.0)
+                & (values <= brute_force.total_mass_bound([(pair.a, pair.b, times)]))
+            ).all()
             assert (np.diff(values) <= 1e-12 * values[:-1]).all(), (conversion, values)
     for direction in DIRECTIONS:
         for query in (exact_delta, exact_delta_pdp):
