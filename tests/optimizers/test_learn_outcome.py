@@ -68,6 +68,7 @@ def test_a_returned_baseline_is_saved_and_loaded_as_such(poor, tmp_path):
     np.testing.assert_array_equal(loaded.learned.noise.pmf, result.learned.noise.pmf)
 
 
+@pytest.mark.filterwarnings("ignore:the learned noise \\(U_L1:optimizers.results.LearningWarning")
 def test_a_missed_target_is_said_in_the_fields_and_by_a_warning():
     # No truncated Gaussian on [-4, 4] reaches 1e-4: the run starts at sigma = bound / 3
     # and five epochs do not get there.
