@@ -24,6 +24,7 @@ import numpy as np
 from accountant._directed import distinguishing_bounds, total_mass_up
 from accountant.buckets._kernels import adp_scan, pdp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.rounding import hoeffding_slack
 
 __all__ = ["adp_interval", "pdp_interval"]
 
@@ -42,13 +43,46 @@ def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
     return distinguishing_bounds(pld.mass_logs)
 
 
+def _shifted(pld: BucketedPLD, at, eps: float, edges) -> tuple:
+    """``at(pld, eps, edges)`` through the Hoeffding shift of rounded losses
+    (:mod:`accountant.buckets.rounding`): the lower bound at ``eps + s``, the upper at
+    ``eps - s``, each moved by ``F^n beta`` (``F^n`` the finite A-mass)."""
+    centre = at(pld, eps, edges)
+    if pld.hoeffding_variance <= 0.0 and pld.hoeffding_drift <= 0.0:
+        return centre
+    shift, beta = hoeffding_slack(pld.hoeffding_variance, pld.hoeffding_drift, centre[1])
+    term = beta * pld.finite_mass * (1.0 + 4.0 * UNIT_ROUNDOFF)
+    low = at(pld, eps + shift, edges)
+    high = at(pld, eps - shift, edges)
+    upper = min(total_mass_up(pld.mass_logs), high[1] + term)
+    lower = min(upper, max(0.0, low[0] - term))
+    if len(centre) == 2:
+        return lower, upper
+    # what a finer width improves: the whole bracket but the rounding-free one at eps
+    return lower, upper, max(0.0, (upper - lower) - (centre[1] - centre[0]) + centre[2])
+
+
 def adp_interval(
     pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[float, float, float]:
     """``(lower, upper, bucketing_gap)`` of the ADP delta of ``pld`` at ``eps``; the gap is the
     part of ``upper - lower`` due to straddling buckets (what a finer width improves).
     ``edges`` may pass precomputed :meth:`BucketedPLD.edges` for repeated calls."""
-    low_edges, high_edges = pld.edges() if edges is None else edges
+    return _shifted(pld, _adp_at, eps, pld.edges() if edges is None else edges)
+
+
+def pdp_interval(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[float, float]:
+    """``(lower, upper)`` of the PDP delta ``P_A[L > eps]`` (``+inf`` losses included)."""
+    return _shifted(pld, _pdp_at, eps, pld.edges() if edges is None else edges)
+
+
+def _adp_at(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray]
+) -> tuple[float, float, float]:
+    """:func:`adp_interval` of the composed buckets as they are (no Hoeffding shift)."""
+    low_edges, high_edges = edges
     upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
         pld.mass_a, pld.mass_b, low_edges, high_edges, eps
     )
@@ -72,11 +106,11 @@ def adp_interval(
     return lower, upper, max(0.0, upper_sum - lower_sum)
 
 
-def pdp_interval(
-    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
+def _pdp_at(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray]
 ) -> tuple[float, float]:
-    """``(lower, upper)`` of the PDP delta ``P_A[L > eps]`` (``+inf`` losses included)."""
-    low_edges, high_edges = pld.edges() if edges is None else edges
+    """:func:`pdp_interval` of the composed buckets as they are (no Hoeffding shift)."""
+    low_edges, high_edges = edges
     possibly, surely, counted = pdp_scan(pld.mass_a, low_edges, high_edges, eps)
     error = pld.relative_error * possibly + math.sqrt(counted) * pld.error_a
     omega_low, omega_high = _omega_bounds(pld)

@@ -11,7 +11,9 @@ Error model, kept through every operation: a stored mass ``m`` and the true mass
 ``t`` of the same bucket satisfy ``|m - t| <= relative_error * t + e`` with an error
 vector ``e`` of Euclidean norm at most ``error_a`` (A-masses) or ``error_b``
 (B-masses). ``lost_a`` bounds the A-mass no longer represented (tails cut off);
-it counts in full towards every upper bound.
+it counts in full towards every upper bound. Losses rounded onto a lattice
+(:mod:`accountant.buckets.rounding`) carry ``hoeffding_variance`` (``sum_i w_i^2``) and
+``hoeffding_drift`` (``sum_i rho_i``): the bounds then shift eps by the Hoeffding slack.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class BucketedPLD:
     error_b: float = 0.0
     releases: int = 1
     tail_moments: tuple = ()
+    hoeffding_variance: float = 0.0
+    hoeffding_drift: float = 0.0
 
     @property
     def distinguishing_mass(self) -> float:

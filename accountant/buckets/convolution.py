@@ -115,6 +115,8 @@ def compose_pair(
         error_b=error_b,
         releases=x.releases + y.releases,
         tail_moments=merge_tail_moments(x.tail_moments, y.tail_moments),
+        hoeffding_variance=(x.hoeffding_variance + y.hoeffding_variance) * (1.0 + UNIT_ROUNDOFF),
+        hoeffding_drift=(x.hoeffding_drift + y.hoeffding_drift) * (1.0 + UNIT_ROUNDOFF),
     )
     composed = cut_to_chernoff_window(composed, tail_mass)
     while max_size is not None and composed.size > max_size:

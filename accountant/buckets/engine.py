@@ -56,6 +56,13 @@ from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
 
 __all__ = ["PrivacyBuckets"]
 
+#: From this many releases on, non-lattice losses would be rounded (see ``_rounds``); off
+#: (``None``) until the rounding carries a second-order bound: its Hoeffding slack is first
+#: order in ``w sqrt(n)`` while the interval bound is second order in ``n w``, and it was
+#: measured tighter at 10^4 DP-SGD steps (0.16% against 0.38%) but looser on other pairs
+#: at 5,000 releases (0.9% against 0.23%).
+ROUNDING_RELEASES: int | None = None
+
 _DIRECTIONS = ("A/B", "B/A")
 
 
@@ -155,8 +162,24 @@ class PrivacyBuckets:
             stats = [
                 (c.release.statistics(direction, self.tail_mass), c.times) for c in self.components
             ]
-            self._cache[key] = initial_width(stats, self.max_buckets)
+            start = initial_width(stats, self.max_buckets)
+            if self._rounds(start):
+                start = initial_width(stats, self.max_buckets, rounded=True)
+            self._cache[key] = start
         return self._cache[key]
+
+    def _rounds(self, start: StartingWidth) -> bool:
+        """Whether losses are rounded onto a lattice (mean kept, Hoeffding slack in the
+        bounds: an eps slack growing like ``w sqrt(n)``) instead of bucketed with intervals
+        (``n w``): when the buckets cannot follow a loss lattice exactly (there is none, or
+        it is finer than the budget allows) and there are many releases, and every release
+        can be rounded (pairs and PLDs; analytic mechanisms are bucketed)."""
+        return (
+            ROUNDING_RELEASES is not None
+            and (start.spacing is None or start.width > start.spacing)
+            and self.releases >= ROUNDING_RELEASES
+            and all(hasattr(c.release, "lattice") for c in self.components)
+        )
 
     def _anchor(self, component: _Component, direction: str) -> float:
         return component.release.statistics(direction, self.tail_mass).anchor
@@ -177,8 +200,10 @@ class PrivacyBuckets:
 
     def _compose_at(self, direction: str, width: float) -> BucketedPLD:
         result: BucketedPLD | None = None
+        rounds = self._rounds(self._start(direction))
         for component in self.components:
-            single = component.release.bucket(
+            place = component.release.lattice if rounds else component.release.bucket
+            single = place(
                 direction,
                 width,
                 self._anchor(component, direction),

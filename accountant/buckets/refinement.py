@@ -93,10 +93,13 @@ def interval(pld: BucketedPLD, eps: float, edges: tuple, kind: str) -> tuple[flo
 
 
 def collapsed(pld: BucketedPLD) -> BucketedPLD:
-    """``pld`` with every bucket's loss interval shrunk to its midpoint: NOT certified; its
-    bracket is what the same masses and error terms would give with exact losses."""
+    """``pld`` with every bucket's loss interval shrunk to its midpoint and no rounding
+    slack: NOT certified; its bracket is what the same masses and error terms would give
+    with exact losses."""
     middle = 0.5 * (pld.offset_low + pld.offset_high)
-    return attrs.evolve(pld, offset_low=middle, offset_high=middle)
+    return attrs.evolve(
+        pld, offset_low=middle, offset_high=middle, hoeffding_variance=0.0, hoeffding_drift=0.0
+    )
 
 
 def bucketing_gaps(
@@ -106,12 +109,13 @@ def bucketing_gaps(
     would remove (a prediction that steers the refinement; soundness never depends on it).
 
     PDP: the A-mass of the buckets straddling eps (counted by the upper bound, not by the
-    lower one). ADP: the bracket minus that of :func:`collapsed`, which keeps the round-off,
-    the lost mass and the distinguishing-mass margins but has exact losses. A loss atom at
-    eps stays in the PDP gap (no width removes it), which the no-gain rule then detects.
+    lower one). ADP, and PDP of rounded losses: the bracket minus that of
+    :func:`collapsed`, which keeps the round-off, the lost mass and the distinguishing-mass
+    margins but has exact losses. A loss atom at eps stays in the PDP gap (no width removes
+    it), which the no-gain rule then detects.
     """
     gaps = np.empty(eps.size)
-    if kind == "PDP":
+    if kind == "PDP" and pld.hoeffding_variance <= 0.0:
         low_edges, high_edges = pld.edges()
         for k, e in enumerate(eps):
             possibly, surely, _ = pdp_scan(pld.mass_a, low_edges, high_edges, float(e))

@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 from accountant.buckets.bucketed import BucketedPLD, bucket_pld
+from accountant.buckets.rounding import round_to_lattice
 from accountant.pld import PrivacyLossDistribution
 
 __all__ = ["LossStatistics", "PLDRelease", "ReleaseSource", "lattice_spacing"]
@@ -132,6 +133,18 @@ class PLDRelease:
         max_buckets: int = 1 << 62,
     ) -> BucketedPLD:
         return bucket_pld(self._plds[direction], width, anchor, tail_mass, max_buckets)
+
+    def lattice(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
+        """The losses rounded onto the lattice ``anchor + J width``, keeping the mean
+        (:func:`~accountant.buckets.rounding.round_to_lattice`)."""
+        return round_to_lattice(self._plds[direction], width, anchor, tail_mass, max_buckets)
 
     def same_directions(self) -> bool:
         first, second = self._plds["A/B"], self._plds["B/A"]

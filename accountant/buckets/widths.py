@@ -36,15 +36,22 @@ class StartingWidth:
     spacing: float | None
 
 
-def initial_width(stats: list[tuple[LossStatistics, int]], max_buckets: int) -> StartingWidth:
-    """Rung 0 for the components' loss statistics ``(statistics, times)``."""
+def initial_width(
+    stats: list[tuple[LossStatistics, int]], max_buckets: int, rounded: bool = False
+) -> StartingWidth:
+    """Rung 0 for the components' loss statistics ``(statistics, times)``. With ``rounded``
+    (losses rounded onto a lattice, :mod:`~accountant.buckets.rounding`) the eps slack grows
+    like ``w sqrt(n)`` rather than ``n w``, so the generic width is ``sqrt(n) / 8`` coarser,
+    and a loss lattice is not followed."""
     if not stats:
         return StartingWidth(1.0, 1.0, None)
     releases = sum(n for _, n in stats)
     deviation = math.sqrt(sum(n * s.variance for s, n in stats))
     span = max(estimated_span(stats), 1e-300)
-    spacing = common_lattice([s.lattice for s, _ in stats])
+    spacing = None if rounded else common_lattice([s.lattice for s, _ in stats])
     generic = 4.0 * math.sqrt(START_ACCURACY) * deviation / releases
+    if rounded:
+        generic *= math.sqrt(releases) / 8.0
     if spacing is not None and spacing > 0.0 and spacing * LATTICE_FINENESS >= generic:
         return StartingWidth(
             spacing * max(1, math.ceil(span / spacing / max_buckets)), span, spacing
