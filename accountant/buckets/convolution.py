@@ -31,6 +31,7 @@ from accountant.buckets.bucketed import (
     merge_tail_moments,
 )
 from accountant.buckets.coarsen import coarsen, coarsen_to
+from accountant.buckets.progress import tick
 
 __all__ = ["FFT_ERROR_CONSTANT", "compose_pair", "compose_power"]
 
@@ -136,6 +137,7 @@ def compose_power(
     result: BucketedPLD | None = None
     power = pld
     remaining = times
+    done, power_count = 0, 1  # releases in result and in power
     while True:
         if remaining & 1:
             result = (
@@ -143,9 +145,13 @@ def compose_power(
                 if result is None
                 else compose_pair(result, power, tail_mass, force_direct, max_size)
             )
+            done += power_count
+            tick(f"{done} of {times} releases")
         remaining >>= 1
         if not remaining:
             break
         power = compose_pair(power, power, tail_mass, force_direct, max_size)
+        power_count *= 2
+        tick(f"{done} of {times} releases, squared to {power_count}")
     assert result is not None
     return attrs.evolve(result, releases=pld.releases * times)

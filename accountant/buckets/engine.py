@@ -31,6 +31,7 @@ from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
     BUCKETING,
     MAX_RUNGS,
@@ -286,6 +287,11 @@ class PrivacyBuckets:
         return reason
 
     def _query(self, epsilon: Any, direction: str, kind: str) -> Bounds:
+        with query_progress(f"PrivacyBuckets {kind} delta"):
+            return self._query_quietly(epsilon, direction, kind)
+
+    def _query_quietly(self, epsilon: Any, direction: str, kind: str) -> Bounds:
+        """The work of :meth:`delta` and :meth:`delta_pdp`, inside the progress display."""
         direction = check_direction("direction", direction)
         eps = check_epsilons("epsilon", epsilon)
         flat = eps.reshape(-1)
@@ -318,7 +324,7 @@ class PrivacyBuckets:
                 f"PrivacyBuckets reached a relative bracket of {achieved:.3g}, not the requested "
                 f"accuracy {self.accuracy:g}: {reason} (bounds still certified)",
                 CertificationWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         shape = eps.shape
         return Bounds(
@@ -360,6 +366,11 @@ class PrivacyBuckets:
         for delta queries: the eps brackets of every rung visited are intersected, and a
         rung is added while the delta bracket at an end of the eps bracket is limited by
         bucketing."""
+        with query_progress(f"PrivacyBuckets {kind} eps"):
+            return self._epsilon_quietly(delta, direction, kind)
+
+    def _epsilon_quietly(self, delta: float, direction: str, kind: str) -> EpsilonBounds:
+        """The work of :meth:`epsilon`, inside its progress display."""
         target = check_target_delta("delta", delta)
         direction = check_direction("direction", direction)
         if kind not in ("ADP", "PDP"):
@@ -401,7 +412,7 @@ class PrivacyBuckets:
                 f"([{lower:.6g}, {upper:.6g}]), not the requested accuracy {self.accuracy:g}: "
                 f"{reason} (bounds still certified)",
                 CertificationWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return EpsilonBounds(
             lower=lower,
