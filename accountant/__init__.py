@@ -28,6 +28,7 @@ from accountant.errors import (
     ShiftInvarianceWarning,
 )
 from accountant.log_moments import LogMomentSource, PairLogMoments
+from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
 from accountant.moments import ExtendedMA
 from accountant.moments_results import (
     DirectionalBound,
@@ -73,6 +74,7 @@ __all__ = [
     "ShiftInvarianceWarning",
     "SmoothDelta",
     "SubsampledPairMap",
+    "SubsampledTruncatedGaussian",
     "WorstCasePair",
     "__version__",
     "additive_shift_pairs",

@@ -36,12 +36,14 @@ from accountant._special_functions import (
     _narrow_gauss_integrals,
 )
 from accountant.errors import InvalidInputError
+from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
 from accountant.noise import NoiseDistribution, truncated_gaussian, truncated_laplace
 from accountant.pairs import WorstCasePair
 
 __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
+    "SubsampledTruncatedGaussian",
     "TruncatedGaussianMechanism",
     "TruncatedLaplaceMechanism",
 ]

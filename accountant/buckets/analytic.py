@@ -53,6 +53,7 @@ from scipy.special import log_ndtr
 from accountant._special_functions import _log1mexp, _log_gauss_mass, _logsumexp
 from accountant.buckets._analytic_math import gl_moments, log1mexp, log_gauss_mass
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
+from accountant.buckets.dpsgd import SubsampledGaussianRelease, release_of
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
@@ -81,8 +82,10 @@ LOST_SLACK = 1e-6
 SNAP = 1e-6
 
 
-def analytic_release(mechanism: Any) -> _AnalyticRelease | None:
+def analytic_release(mechanism: Any) -> _AnalyticRelease | SubsampledGaussianRelease | None:
     """A release source for an analytic mechanism, or ``None`` if it is not one."""
+    if (subsampled := release_of(mechanism)) is not None:
+        return subsampled
     if isinstance(mechanism, GaussianMechanism):
         return _GaussianRelease(mechanism, math.inf)
     if isinstance(mechanism, TruncatedGaussianMechanism):

@@ -35,10 +35,11 @@ except ImportError:  # pragma: no cover - the [torch] extra is missing
 
 from tests.reliability.catalogue import CATALOGUED
 from tests.reliability.catalogue_bounds import BOUND_CASES
+from tests.reliability.catalogue_dpsgd import DPSGD_CASES
 from tests.reliability.catalogue_engines import ENGINE_CASES
 from tests.reliability.catalogue_optimizers import OPTIMIZER_CASES
 
-ACCOUNTANT_CASES = BOUND_CASES + ENGINE_CASES
+ACCOUNTANT_CASES = BOUND_CASES + ENGINE_CASES + DPSGD_CASES
 CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES
 
 

@@ -1,0 +1,174 @@
+"""The subsampled truncated Gaussian through PrivacyBuckets, bucketed from CDFs: each
+bucket mass within its error bound of mpmath, certified brackets around the exact delta
+of one release, the Gaussian closed form for ``q = 1`` without a cut, and fine-grid pairs
+composed exactly."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from accountant import PrivacyBuckets, WorstCasePair, exact_delta
+from accountant.buckets._dpsgd_masses import BASE_ERROR, U, edge_ell, narrow_masses
+from accountant.buckets.analytic import analytic_release
+from accountant.buckets.dpsgd import SubsampledGaussianRelease
+from accountant.errors import CertificationWarning, InvalidInputError
+from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
+from tests import dpsgd_reference as ref
+from tests.buckets.test_analytic_end_to_end import _gaussian_delta
+
+S = SubsampledTruncatedGaussian
+DIRECTIONS = ("A/B", "B/A")
+MECHANISMS = [
+    S(sigma=1.1, sampling_rate=0.004, cut=8.0),
+    S(sigma=0.8, sampling_rate=0.3, cut=3.0, truncation="clamped"),
+    S(sigma=1.0, sampling_rate=0.5, cut=math.inf),
+    S(sigma=2.0, sampling_rate=1.0, cut=3.0),
+    S(sigma=0.3, sampling_rate=0.1, cut=10.0),  # l* = 27.8 > 25: an unresolved top
+]
+IDS = [m.description for m in MECHANISMS]
+
+
+def test_registered_as_an_analytic_release():
+    release = analytic_release(MECHANISMS[0])
+    assert isinstance(release, SubsampledGaussianRelease)
+    assert release.description == MECHANISMS[0].description
+    assert not release.same_directions()
+    with pytest.raises(InvalidInputError, match="direction"):
+        release.statistics("max", 1e-24)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=IDS)
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_one_release_brackets_the_exact_delta(mechanism, direction):
+    eps = np.array([0.0, 0.001, 0.01, 0.1, 0.3, 1.0])
+    with warnings.catch_warnings():
+        # reported where the bracket is [0, tiny] (no loss above eps): checked below
+        warnings.simplefilter("ignore", CertificationWarning)
+        bounds = PrivacyBuckets(accuracy=1e-4).compose(mechanism).delta(eps, direction=direction)
+    for e, lower, upper in zip(eps, bounds.lower, bounds.upper, strict=True):
+        exact = float(ref.exact_delta(mechanism, e, direction))
+        assert lower <= exact <= upper, (e, lower, exact, upper)
+        if exact > 1e-9:
+            assert upper - lower <= 1e-3 * upper, (e, lower, exact, upper)
+        elif exact > 0.0:  # ~1e-13: the engine stops refining at a few 1e-3 (it says so)
+            assert upper - lower <= 1e-2 * upper, (e, lower, exact, upper)
+        else:
+            assert upper <= 1e-20  # only cut tails and rounding above an exact 0
+
+
+def _exact_bucket_masses(mechanism, direction, pld, indices):
+    """Exact masses of buckets ``(anchor + (J - 1) w, anchor + J w]`` (anchor 0) of ``pld``."""
+    masses = []
+    for j in indices:
+        low = (pld.first_index + int(j) - 1) * Fraction(pld.width)
+        masses.append(ref.interval_masses(mechanism, direction, low, low + Fraction(pld.width)))
+    return masses
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS, ids=IDS)
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_bucket_masses_within_their_error_bounds(mechanism, direction):
+    """``|stored - exact| <= rho exact + e_j`` with ``|e|_2 <= error_a`` (``error_b``) for
+    buckets across the range, at the support's ends, at the atom and the unresolved top."""
+    release = analytic_release(mechanism)
+    stats = release.statistics(direction, 1e-24)
+    pld = release.bucket(direction, (stats.high - stats.low) / 5000.0, 0.0, 1e-24)
+    heavy = np.flatnonzero(pld.mass_a > 1e-6 * pld.mass_a.max())
+    picks = np.unique(
+        np.concatenate([np.linspace(0, pld.size - 1, 25).astype(int), heavy[:3], heavy[-3:]])
+    )
+    picks = np.unique(np.concatenate([picks, [0, 1, pld.size - 2, pld.size - 1]]))
+    exact = _exact_bucket_masses(mechanism, direction, pld, picks)
+    rho = pld.relative_error
+    for j, (mass_a, mass_b) in zip(picks, exact, strict=True):
+        assert abs(pld.mass_a[j] - mass_a) <= rho * mass_a + pld.error_a, (j, mass_a)
+        assert abs(pld.mass_b[j] - mass_b) <= rho * mass_b + pld.error_b, (j, mass_b)
+    assert rho <= 1e-10  # the bound is meaningful
+    total = math.fsum(pld.mass_a) + mechanism.distinguishing_mass(direction)
+    assert 1.0 - pld.lost_a - 1e-12 <= total <= 1.0 + 1e-12
+
+
+def test_series_masses_against_mpmath():
+    rng = np.random.default_rng(7)
+    centre = np.concatenate([rng.uniform(-38.0, 38.0, 300), rng.uniform(-2.0, 2.0, 100)])
+    half = np.exp(rng.uniform(math.log(1e-12), math.log(0.6), centre.size))
+    masses = narrow_masses(centre, half)
+    mp.mp.dps = 50
+    for m, h, value in zip(centre, half, masses, strict=True):
+        exact = ref.normal_mass(mp.mpf(m) - mp.mpf(h), mp.mpf(m) + mp.mpf(h))
+        z = abs(m) + h
+        if exact > 1e-300:
+            assert abs(value - exact) <= (BASE_ERROR + 16.0 * U * z * z) * exact, (m, h)
+
+
+@pytest.mark.parametrize("q", [0.004, 0.3, 1.0])
+def test_edge_error_bound_covers_moved_edges(q):
+    """``|l - h(P')| <= d`` for every exact ``P'`` within ``dP`` of the float edge ``P``."""
+    top = -math.log1p(-q) if q < 1 else 30.0
+    losses = np.concatenate(
+        [np.linspace(-40.0, 0.99 * top, 60), top * (1 - np.geomspace(1e-2, 1e-9, 20))]
+    )
+    d_loss = 4.0 * U * (np.abs(losses) + 1e-3)
+    ell, d = edge_ell(losses, d_loss, q)
+    mp.mp.dps = 50
+    for loss, dl, value, bound in zip(losses, d_loss, ell, d, strict=True):
+        for moved in (mp.mpf(loss) - mp.mpf(dl), mp.mpf(loss), mp.mpf(loss) + mp.mpf(dl)):
+            exact = moved if q == 1 else -mp.log((mp.e ** (-moved) - 1 + q) / q)
+            assert abs(value - exact) <= bound, (loss, value, exact, bound)
+
+
+@pytest.mark.parametrize("releases", [1, 10, 300])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_sampling_rate_one_without_cut_is_the_gaussian_mechanism(releases, direction):
+    sigma = 2.0
+    eps = np.array([0.1, 0.5, 1.0, 3.0])
+    mechanism = S(sigma=sigma, sampling_rate=1.0, cut=math.inf)
+    bounds = PrivacyBuckets(accuracy=1e-3).compose(mechanism, releases).delta(eps, direction)
+    for e, lower, upper in zip(eps, bounds.lower, bounds.upper, strict=True):
+        truth = _gaussian_delta(sigma, releases, e)
+        assert lower <= truth <= upper, (e, lower, truth, upper)
+        assert upper - lower <= 1e-2 * upper
+
+
+def test_a_large_cut_is_nearly_no_cut():
+    eps = np.array([0.2, 0.5, 1.0])
+    cut, uncut = (
+        PrivacyBuckets(accuracy=1e-3)
+        .compose(S(sigma=1.0, sampling_rate=0.05, cut=k), 60)
+        .delta(eps)
+        for k in (10.0, math.inf)
+    )
+    # the cut at 10 sigma moves delta by far less than the brackets' width: they overlap
+    assert np.all(cut.lower <= uncut.upper) and np.all(uncut.lower <= cut.upper)
+    np.testing.assert_allclose(cut.upper, uncut.upper, rtol=2e-3)
+
+
+def _composed_twice(pair: WorstCasePair) -> WorstCasePair:
+    """The exact two-fold product of a pair (outcomes (i, j), masses multiplied)."""
+    return WorstCasePair(np.outer(pair.a, pair.a).ravel(), np.outer(pair.b, pair.b).ravel())
+
+
+@pytest.mark.parametrize("truncation", ["renormalised", "clamped"])
+def test_two_releases_agree_with_exactly_composed_fine_grids(truncation):
+    """Grid pairs composed exactly converge to the continuous delta linearly in the step
+    (the cut and the atoms sit on cell boundaries): the extrapolation ``2 fine - coarse``
+    lies within a fifth of ``|fine - coarse|`` of the analytic bracket."""
+    mechanism = S(sigma=1.0, sampling_rate=0.2, cut=3.0, truncation=truncation)
+    bounds = PrivacyBuckets(accuracy=1e-4).compose(mechanism, 2)
+    for direction in DIRECTIONS:
+        for eps in (0.05, 0.3):
+            coarse, fine = (
+                exact_delta(_composed_twice(mechanism.pair(step)), eps, direction=direction)
+                for step in (0.02, 0.01)
+            )
+            bracket = bounds.delta(eps, direction=direction)
+            assert abs(fine - coarse) < 1e-2 * fine
+            limit, slack = 2.0 * fine - coarse, 0.2 * abs(fine - coarse)
+            assert bracket.lower - slack <= limit <= bracket.upper + slack
+            assert bracket.upper - bracket.lower <= 1e-3 * bracket.upper
