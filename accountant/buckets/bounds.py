@@ -25,6 +25,7 @@ from accountant._directed import distinguishing_bounds, total_mass_up
 from accountant.buckets._kernels import adp_scan, pdp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 from accountant.buckets.rounding import hoeffding_slack
+from accountant.buckets.second_order import adp_corrections
 
 __all__ = ["adp_interval", "pdp_interval"]
 
@@ -43,39 +44,41 @@ def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
     return distinguishing_bounds(pld.mass_logs)
 
 
-def _shifted(pld: BucketedPLD, at, eps: float, edges) -> tuple:
-    """``at(pld, eps, edges)`` through the Hoeffding shift of rounded losses
-    (:mod:`accountant.buckets.rounding`): the lower bound at ``eps + s``, the upper at
-    ``eps - s``, each moved by ``F^n beta`` (``F^n`` the finite A-mass)."""
-    centre = at(pld, eps, edges)
-    if pld.hoeffding_variance <= 0.0 and pld.hoeffding_drift <= 0.0:
-        return centre
-    shift, beta = hoeffding_slack(pld.hoeffding_variance, pld.hoeffding_drift, centre[1])
-    term = beta * pld.finite_mass * (1.0 + 4.0 * UNIT_ROUNDOFF)
-    low = at(pld, eps + shift, edges)
-    high = at(pld, eps - shift, edges)
-    upper = min(total_mass_up(pld.mass_logs), high[1] + term)
-    lower = min(upper, max(0.0, low[0] - term))
-    if len(centre) == 2:
-        return lower, upper
-    # what a finer width improves: the whole bracket but the rounding-free one at eps
-    return lower, upper, max(0.0, (upper - lower) - (centre[1] - centre[0]) + centre[2])
-
-
 def adp_interval(
     pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[float, float, float]:
     """``(lower, upper, bucketing_gap)`` of the ADP delta of ``pld`` at ``eps``; the gap is the
     part of ``upper - lower`` due to straddling buckets (what a finer width improves).
-    ``edges`` may pass precomputed :meth:`BucketedPLD.edges` for repeated calls."""
-    return _shifted(pld, _adp_at, eps, pld.edges() if edges is None else edges)
+    ``edges`` may pass precomputed :meth:`BucketedPLD.edges` for repeated calls. Losses
+    rounded onto a lattice get the second-order corrections of
+    :mod:`accountant.buckets.second_order`."""
+    edges = pld.edges() if edges is None else edges
+    centre = _adp_at(pld, eps, edges)
+    if pld.hoeffding_variance <= 0.0 and pld.hoeffding_drift <= 0.0:
+        return centre
+    fix = adp_corrections(pld, eps, edges, centre[1])
+    upper = min(total_mass_up(pld.mass_logs), centre[1] + fix.up)
+    lower = min(upper, max(0.0, centre[0] - fix.down))
+    # what a finer width improves: the corrections, and the straddling buckets' share
+    return lower, upper, max(0.0, (upper - lower) - (centre[1] - centre[0]) + centre[2])
 
 
 def pdp_interval(
     pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[float, float]:
-    """``(lower, upper)`` of the PDP delta ``P_A[L > eps]`` (``+inf`` losses included)."""
-    return _shifted(pld, _pdp_at, eps, pld.edges() if edges is None else edges)
+    """``(lower, upper)`` of the PDP delta ``P_A[L > eps]`` (``+inf`` losses included).
+    Losses rounded onto a lattice: the lower bound at ``eps + s``, the upper at ``eps - s``,
+    each moved by ``F^n beta`` (the Hoeffding slack of :mod:`accountant.buckets.rounding`;
+    the indicator has no second-order expansion)."""
+    edges = pld.edges() if edges is None else edges
+    centre = _pdp_at(pld, eps, edges)
+    if pld.hoeffding_variance <= 0.0 and pld.hoeffding_drift <= 0.0:
+        return centre
+    shift, beta = hoeffding_slack(pld.hoeffding_variance, pld.hoeffding_drift, centre[1])
+    term = beta * pld.finite_mass * (1.0 + 4.0 * UNIT_ROUNDOFF)
+    upper = min(total_mass_up(pld.mass_logs), _pdp_at(pld, eps - shift, edges)[1] + term)
+    lower = min(upper, max(0.0, _pdp_at(pld, eps + shift, edges)[0] - term))
+    return lower, upper
 
 
 def _adp_at(

@@ -57,12 +57,11 @@ from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
 
 __all__ = ["PrivacyBuckets"]
 
-#: From this many releases on, non-lattice losses would be rounded (see ``_rounds``); off
-#: (``None``) until the rounding carries a second-order bound: its Hoeffding slack is first
-#: order in ``w sqrt(n)`` while the interval bound is second order in ``n w``, and it was
-#: measured tighter at 10^4 DP-SGD steps (0.16% against 0.38%) but looser on other pairs
-#: at 5,000 releases (0.9% against 0.23%).
-ROUNDING_RELEASES: int | None = None
+#: From this many releases on, losses that the buckets cannot follow on a lattice are
+#: rounded onto one, keeping their means (``_rounds``): the bracket then carries the
+#: second-order corrections of :mod:`~accountant.buckets.second_order` (order ``V = n w^2``)
+#: instead of loss intervals that widen like ``n w``. ``None`` turns rounding off.
+ROUNDING_RELEASES: int | None = 64
 
 _DIRECTIONS = ("A/B", "B/A")
 
