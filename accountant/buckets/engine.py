@@ -31,6 +31,7 @@ from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
     BUCKETING,
@@ -354,10 +355,14 @@ class PrivacyBuckets:
                 refinable[chosen] = worth_refining(gaps, width)
         return refinable
 
-    def epsilon(self, delta: float, direction: str = "max", kind: str = "ADP") -> EpsilonBounds:
+    def epsilon(
+        self, delta: float | np.ndarray, direction: str = "max", kind: str = "ADP"
+    ) -> EpsilonBounds:
         """Certified bounds on the smallest eps with delta(eps) <= ``delta`` (``kind``
-        ``"ADP"`` or ``"PDP"``). Raises :class:`~accountant.errors.InfeasibleTargetError`
-        when even the largest eps the buckets cover cannot reach ``delta``; warns
+        ``"ADP"`` or ``"PDP"``); for an array of deltas, arrays of bounds from the same
+        compositions (:mod:`~accountant.buckets.many_deltas`). Raises
+        :class:`~accountant.errors.InfeasibleTargetError` when even the largest eps the
+        buckets cover cannot reach ``delta``; warns
         (:class:`~accountant.errors.CertificationWarning`, with the achieved figure) when
         ``(upper - lower) / upper`` exceeds ``accuracy``.
 
@@ -366,7 +371,11 @@ class PrivacyBuckets:
         rung is added while the delta bracket at an end of the eps bracket is limited by
         bucketing."""
         with query_progress(f"PrivacyBuckets {kind} eps"):
-            return self._epsilon_quietly(delta, direction, kind)
+            if np.ndim(delta) == 0:
+                return self._epsilon_quietly(delta, direction, kind)
+            return epsilon_for_many(
+                delta, lambda d: self._epsilon_quietly(d, direction, kind), self.accuracy
+            )
 
     def _epsilon_quietly(self, delta: float, direction: str, kind: str) -> EpsilonBounds:
         """The work of :meth:`epsilon`, inside its progress display."""

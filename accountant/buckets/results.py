@@ -35,11 +35,11 @@ class Bounds:
 @attrs.frozen
 class EpsilonBounds:
     """Certified bounds on the smallest eps with ``delta(eps) <= delta``: every eps at or
-    above ``upper`` is certified; no eps below ``lower`` can be."""
+    above ``upper`` is certified; no eps below ``lower`` can be (arrays when many deltas)."""
 
-    lower: float
-    upper: float
-    delta: float
+    lower: float | np.ndarray
+    upper: float | np.ndarray
+    delta: float | np.ndarray
     kind: str
     direction: str
     releases: int
