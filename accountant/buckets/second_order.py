@@ -29,16 +29,31 @@ loss interval, with the masses' certified errors (:func:`bucket_sum`).
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from scipy.special import erfc
 
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 
-__all__ = ["Corrections", "adp_corrections", "bucket_sum", "hoeffding_tail", "psi"]
+__all__ = [
+    "Corrections",
+    "adp_corrections",
+    "bucket_sum",
+    "hoeffding_tail",
+    "psi",
+    "second_moment_tail",
+    "windowed_sum",
+]
 
 #: Relative margin on the closed forms below (erfc, exp: a few ulps each).
 _MARGIN = 1.0 + 64.0 * UNIT_ROUNDOFF
+#: ``H`` is summed exactly up to this far (in loss) above ``eps + 3T``, and bounded by
+#: ``e^-DECAY`` beyond (that bound loosens a second-order term, by at most e^-1 of it).
+_DECAY = 1.0
+#: ``Psi`` is summed exactly within ``T + REACH sqrt(V)`` of eps; beyond, it is below
+#: ``Psi(REACH sqrt(V))``, about ``e^{-2 REACH^2}`` of ``sqrt(V)``.
+_REACH = 12.0
 
 
 def hoeffding_tail(s: np.ndarray | float, variance: float, drift: float) -> np.ndarray:
@@ -83,8 +98,40 @@ def bucket_sum(pld: BucketedPLD, weights: np.ndarray, bound: float) -> float:
     given ``weights[k] >= h`` on bucket ``k`` (``0 <= h <= bound``): the stored masses'
     errors ``|m - t| <= rel t + e`` give ``(sum m h + |e|_2 |h|_2) / (1 - rel)``; the lost
     A-mass counts at ``bound``."""
-    total = float(np.dot(pld.mass_a, weights)) + pld.error_a * float(np.linalg.norm(weights))
-    total = total * (1.0 + (pld.size + 4) * UNIT_ROUNDOFF) / (1.0 - pld.relative_error)
+    return windowed_sum(pld, 0, pld.size, weights, 0.0, 0.0, bound)
+
+
+_PREFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _prefix(pld: BucketedPLD) -> np.ndarray:
+    """``prefix[k] = sum(mass_a[:k])`` (cached per composed distribution)."""
+    if pld not in _PREFIX:
+        prefix = np.zeros(pld.size + 1)
+        np.cumsum(pld.mass_a, out=prefix[1:])
+        _PREFIX[pld] = prefix
+    return _PREFIX[pld]
+
+
+def windowed_sum(
+    pld: BucketedPLD,
+    start: int,
+    stop: int,
+    weights: np.ndarray,
+    before: float,
+    after: float,
+    bound: float,
+) -> float:
+    """:func:`bucket_sum` with ``weights`` given on buckets ``start:stop`` only, and the
+    function bounded by ``before`` on the buckets below and by ``after`` above (their masses
+    from prefix sums): the same certified bound at the cost of the window alone."""
+    prefix = _prefix(pld)
+    below, above = float(prefix[start]), float(prefix[-1] - prefix[stop])
+    main = float(np.dot(pld.mass_a[start:stop], weights)) + before * below + after * above
+    norm = float(np.linalg.norm(weights))
+    norm += before * math.sqrt(start) + after * math.sqrt(pld.size - stop)
+    total = main + pld.error_a * norm
+    total = total * (1.0 + (pld.size + 8) * UNIT_ROUNDOFF) / (1.0 - pld.relative_error)
     return total + pld.lost_a * bound
 
 
@@ -111,21 +158,32 @@ def adp_corrections(pld: BucketedPLD, eps: float, edges: tuple, scale: float) ->
     threshold = max(threshold, _knee(variance, drift)) * (1.0 + 4.0 * UNIT_ROUNDOFF)
     tail = float(hoeffding_tail(threshold, variance, drift))
     finite = pld.finite_mass
-    # P(Y > eps) <= P(Y' > eps - T) + G(T) F^n
-    above = (high_edges > eps - threshold).astype(float)
-    probability = bucket_sum(pld, above, 1.0) + tail * finite
-    # E H(Y'): H = min(1, e^{eps + 3T - y}) for y > eps - 3T, worst at each bucket's left end
-    left = np.maximum(low_edges, eps - 3.0 * threshold)
-    with np.errstate(over="ignore"):
-        curve = np.minimum(1.0, np.exp(np.minimum(eps + 3.0 * threshold - left, 0.0)) * _MARGIN)
-    curve = np.where(high_edges > eps - 3.0 * threshold, curve, 0.0)
+    # P(Y > eps) <= P(Y' > eps - T) + G(T) F^n: a suffix of the buckets
+    first = int(np.searchsorted(high_edges, eps - threshold, side="right"))
+    probability = windowed_sum(pld, first, first, np.zeros(0), 0.0, 1.0, 1.0) + tail * finite
+    # E H(Y'): H = min(1, e^{eps + 3T - y}) for y > eps - 3T, worst at each bucket's left end;
+    # computed up to DECAY beyond eps + 3T, bounded by e^{-DECAY} above that
+    start = int(np.searchsorted(high_edges, eps - 3.0 * threshold, side="right"))
+    stop = int(np.searchsorted(low_edges, eps + 3.0 * threshold + _DECAY, side="right"))
+    stop = max(stop, start)
+    left = np.maximum(low_edges[start:stop], eps - 3.0 * threshold)
+    curve = np.minimum(1.0, np.exp(np.minimum(eps + 3.0 * threshold - left, 0.0)) * _MARGIN)
+    far = math.exp(-_DECAY) * _MARGIN
     second = (0.25 * variance + drift * drift) * 0.5
     up = 2.0 * drift * probability
-    up += second * (bucket_sum(pld, curve, 1.0) + tail * finite)
+    up += second * (windowed_sum(pld, start, stop, curve, 0.0, far, 1.0) + tail * finite)
     up += finite * second_moment_tail(threshold, variance, drift)
-    # E Psi((|Y' - eps| - T)^+): worst at the point of each bucket nearest to eps
-    distance = np.maximum(np.maximum(low_edges - eps, eps - high_edges), 0.0)
+    # E Psi((|Y' - eps| - T)^+): worst at the point of each bucket nearest to eps; exact
+    # within T + REACH sqrt(V) of eps, bounded by Psi(REACH sqrt(V)) beyond
+    reach = threshold + _REACH * math.sqrt(variance)
+    start = int(np.searchsorted(high_edges, eps - reach, side="right"))
+    stop = max(start, int(np.searchsorted(low_edges, eps + reach, side="right")))
+    distance = np.maximum(
+        np.maximum(low_edges[start:stop] - eps, eps - high_edges[start:stop]), 0.0
+    )
     shortfall = psi(np.maximum(distance - threshold, 0.0), variance, drift)
+    outside = float(psi(_REACH * math.sqrt(variance), variance, drift))
     top = float(psi(0.0, variance, drift))
-    down = 2.0 * drift * probability + bucket_sum(pld, shortfall, top) + tail * top * finite
+    windowed = windowed_sum(pld, start, stop, shortfall, outside, outside, top)
+    down = 2.0 * drift * probability + windowed + tail * top * finite
     return Corrections(down * _MARGIN, up * _MARGIN)
