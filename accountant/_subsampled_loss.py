@@ -34,6 +34,8 @@ _REACH = 40.0
 #: Relative quadrature tolerance (the adaptive loop stops below it).
 _TOLERANCE = 1e-15
 _MAX_ROUNDS = 60
+#: No more panels than this (the stated error then carries what is left).
+_MAX_PANELS = 1 << 12
 
 
 def loss_f(ell: np.ndarray | float, q: float) -> np.ndarray:
@@ -177,7 +179,9 @@ def tilted_integral(c: float, mu: float, q: float, lo: float, hi: float) -> Tilt
     each cut tail is at most ``e^(v(edge))/40``. Breakpoints: the range ends, the inflection
     points and the peaks; panels graded from each breakpoint (:func:`_panels`). Each panel is
     integrated by 24 points and by 24 points on each half; panels whose difference is not
-    negligible are halved until the total difference is below ``1e-15`` of the integral.
+    negligible are halved until the total difference is below ``1e-15`` of the integral (or
+    ``64 u`` times the size of ``v`` at the breakpoints, where rounding dominates; at most
+    4096 panels).
     Stated error: the summed differences, the tail bounds, and ``16 u`` times the largest
     ``y^2/2 + |c f| + |c| mu |y|`` among the nodes that carry weight (the rounding of ``v``).
     """
@@ -193,6 +197,10 @@ def tilted_integral(c: float, mu: float, q: float, lo: float, hi: float) -> Tilt
     panels = np.array(_panels(v, points))
     lo_p, hi_p = panels[:, 0], panels[:, 1]
     coarse = _gl(v, lo_p, hi_p)[0]
+    # below the rounding of v no halving helps: stop there (the stated error keeps it)
+    y_p = np.array([p for p in points if math.isfinite(p)])
+    size = 0.5 * y_p**2 + abs(c) * (np.abs(loss_f(v.ell(y_p), q)) + mu * np.abs(y_p))
+    tolerance = max(_TOLERANCE, 64.0 * U * float(np.max(size, initial=0.0)))
     for _ in range(_MAX_ROUNDS):
         mid = 0.5 * (lo_p + hi_p)
         left, right = _gl(v, lo_p, mid), _gl(v, mid, hi_p)
@@ -200,9 +208,10 @@ def tilted_integral(c: float, mu: float, q: float, lo: float, hi: float) -> Tilt
         top = float(np.max(fine))
         diff = np.abs(np.exp(fine - top) - np.exp(coarse - top))
         total = float(np.sum(np.exp(fine - top)))
-        bad = diff > 0.1 * _TOLERANCE * total / max(1, fine.size)
+        bad = diff > 0.1 * tolerance * total / max(1, fine.size)
         bad &= (mid > lo_p) & (mid < hi_p)
-        if float(np.sum(diff)) <= _TOLERANCE * total or not bad.any():
+        done = float(np.sum(diff)) <= tolerance * total or fine.size >= _MAX_PANELS
+        if done or not bad.any():
             break
         keep = ~bad
         lo_p = np.concatenate([lo_p[keep], lo_p[bad], mid[bad]])

@@ -201,3 +201,16 @@ def test_extended_ma_is_above_the_certified_lower_bound(truncation):
     buckets = PrivacyBuckets(accuracy=1e-3).compose(mechanism, times=40).delta(eps)
     assert np.all(moments >= buckets.lower)
     assert np.all(buckets.lower <= buckets.upper)
+
+
+def test_quadrature_stops_at_the_rounding_of_huge_exponents():
+    """No cut, tiny q, B/A: ``v`` reaches ~1e11 for the orders the lambda search tries, so
+    its rounding (~1e-5 relative) is what the quadrature can reach; it stops there and says
+    so instead of halving panels without end (this ran out of memory)."""
+    mechanism = S(sigma=1.7358718513630675, sampling_rate=1e-4, cut=math.inf)
+    for lam in (1e3, 1e6, 1e9):
+        gamma = mechanism.log_moment(lam, "B/A")
+        error = mechanism.log_moment_error(lam, "B/A")
+        assert math.isfinite(gamma) and 0.0 < error < 1e-9 * abs(gamma)
+    delta = ExtendedMA().compose(mechanism, times=1).delta(1e-4, "B/A")
+    assert 0.0 < delta < 1.0

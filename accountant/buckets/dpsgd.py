@@ -306,8 +306,9 @@ class SubsampledGaussianRelease:
         lost = self._place_top(direction, edges, d_edges, width, anchor, first, masses, errors)
         low_edge, high_edge = float(edges[0]), float(edges[-1])
         slack = 4.0 * U * (abs(anchor) + max(abs(low_edge), abs(high_edge)) + width)
-        lost += self._num_mass(direction, -math.inf, low_edge, slack)
-        lost += self._num_mass(direction, high_edge, math.inf, slack)
+        for low, high in ((-math.inf, low_edge), (high_edge, math.inf)):
+            tail = self._num_mass(direction, low, high, slack)
+            lost += tail * (1.0 + LOST_SLACK) + _TINY
         return self._assemble(direction, width, anchor, first, masses, errors, lost)
 
     def _place_top(self, direction, edges, d_edges, width, anchor, first, masses, errors):

@@ -12,12 +12,15 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from accountant import PrivacyBuckets, WorstCasePair, exact_delta
+from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, exact_delta
 from accountant.buckets._dpsgd_masses import BASE_ERROR, U, edge_ell, narrow_masses
 from accountant.buckets.analytic import analytic_release
 from accountant.buckets.dpsgd import SubsampledGaussianRelease
 from accountant.errors import CertificationWarning, InvalidInputError
+from accountant.mechanisms import GaussianMechanism
 from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
 from tests import dpsgd_reference as ref
 from tests.buckets.test_analytic_end_to_end import _gaussian_delta
@@ -172,3 +175,40 @@ def test_two_releases_agree_with_exactly_composed_fine_grids(truncation):
             limit, slack = 2.0 * fine - coarse, 0.2 * abs(fine - coarse)
             assert bracket.lower - slack <= limit <= bracket.upper + slack
             assert bracket.upper - bracket.lower <= 1e-3 * bracket.upper
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    sigma=st.floats(0.4, 3.0),
+    rate=st.sampled_from([1e-3, 0.01, 0.2, 0.7, 1.0]),
+    cut=st.sampled_from([1.0, 2.0, 4.0, 8.0, math.inf]),
+    truncation=st.sampled_from(["renormalised", "clamped"]),
+    direction=st.sampled_from(DIRECTIONS),
+    eps=st.sampled_from([0.0, 0.05, 0.5, 2.0]),
+)
+def test_property_one_release_is_bracketed(sigma, rate, cut, truncation, direction, eps):
+    """Random settings: the certified bracket holds the exact delta of one release, and the
+    Extended MA is never below its lower end."""
+    assume(cut * sigma > 0.55)
+    mechanism = S(sigma=sigma, sampling_rate=rate, cut=cut, truncation=truncation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CertificationWarning)
+        bounds = PrivacyBuckets(accuracy=1e-3).compose(mechanism).delta(eps, direction)
+    exact = float(ref.exact_delta(mechanism, eps, direction))
+    assert bounds.lower <= exact <= bounds.upper, (bounds, exact)
+    moments = ExtendedMA().compose(mechanism).delta(eps, direction)
+    assert moments >= bounds.lower
+
+
+def test_heterogeneous_with_the_gaussian_mechanism():
+    """``q = 1`` without a cut, composed with the Gaussian mechanism of the same sigma:
+    seven Gaussian releases in all, the closed form."""
+    sigma, eps = 3.0, np.array([0.2, 1.0, 2.0])
+    bounds = (
+        PrivacyBuckets(accuracy=1e-3)
+        .compose(S(sigma=sigma, sampling_rate=1.0, cut=math.inf), 3)
+        .compose(GaussianMechanism(sigma), 4)
+        .delta(eps)
+    )
+    for e, lower, upper in zip(eps, bounds.lower, bounds.upper, strict=True):
+        assert lower <= _gaussian_delta(sigma, 7, e) <= upper
