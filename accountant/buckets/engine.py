@@ -31,6 +31,7 @@ from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.fft_power import compose_rounded
 from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
@@ -200,21 +201,24 @@ class PrivacyBuckets:
         return self._cache[key]
 
     def _compose_at(self, direction: str, width: float) -> BucketedPLD:
-        result: BucketedPLD | None = None
         rounds = self._rounds(self._start(direction))
+        singles = []
         for component in self.components:
             place = component.release.lattice if rounds else component.release.bucket
-            single = place(
-                direction,
-                width,
-                self._anchor(component, direction),
-                self.tail_mass,
-                self.max_buckets,
-            )
+            anchor = self._anchor(component, direction)
+            single = place(direction, width, anchor, self.tail_mass, self.max_buckets)
             self._check_size(single)
-            # Coarsen (not fail) when a composed array outgrows half the budget.
-            half = self.max_buckets // 2
-            powered = compose_power(single, component.times, self.tail_mass, max_size=half)
+            singles.append((single, component.times))
+        if not singles:
+            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
+        if rounds:  # one FFT per release over the composition's window, if it fits
+            composed = compose_rounded(singles, self.tail_mass, self.max_buckets)
+            if composed is not None:
+                return composed
+        result: BucketedPLD | None = None
+        half = self.max_buckets // 2  # coarsen (not fail) when an array outgrows this
+        for single, times in singles:
+            powered = compose_power(single, times, self.tail_mass, max_size=half)
             self._check_size(powered)
             result = (
                 powered
@@ -222,8 +226,6 @@ class PrivacyBuckets:
                 else compose_pair(result, powered, self.tail_mass, max_size=half)
             )
             self._check_size(result)
-        if result is None:
-            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
         return result
 
     def _check_size(self, pld: BucketedPLD) -> None:

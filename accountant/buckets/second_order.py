@@ -48,9 +48,6 @@ __all__ = [
 
 #: Relative margin on the closed forms below (erfc, exp: a few ulps each).
 _MARGIN = 1.0 + 64.0 * UNIT_ROUNDOFF
-#: ``H`` is summed exactly up to this far (in loss) above ``eps + 3T``, and bounded by
-#: ``e^-DECAY`` beyond (that bound loosens a second-order term, by at most e^-1 of it).
-_DECAY = 1.0
 #: ``Psi`` is summed exactly within ``T + REACH sqrt(V)`` of eps; beyond, it is below
 #: ``Psi(REACH sqrt(V))``, about ``e^{-2 REACH^2}`` of ``sqrt(V)``.
 _REACH = 12.0
@@ -161,17 +158,13 @@ def adp_corrections(pld: BucketedPLD, eps: float, edges: tuple, scale: float) ->
     # P(Y > eps) <= P(Y' > eps - T) + G(T) F^n: a suffix of the buckets
     first = int(np.searchsorted(high_edges, eps - threshold, side="right"))
     probability = windowed_sum(pld, first, first, np.zeros(0), 0.0, 1.0, 1.0) + tail * finite
-    # E H(Y'): H = min(1, e^{eps + 3T - y}) for y > eps - 3T, worst at each bucket's left end;
-    # computed up to DECAY beyond eps + 3T, bounded by e^{-DECAY} above that
+    # E H(Y') <= P(Y' > eps - 3T): H = min(1, e^{eps + 3T - y}) 1[y > eps - 3T] <= 1 there
+    # (its decay above eps + 3T would only tighten a second-order term further)
     start = int(np.searchsorted(high_edges, eps - 3.0 * threshold, side="right"))
-    stop = int(np.searchsorted(low_edges, eps + 3.0 * threshold + _DECAY, side="right"))
-    stop = max(stop, start)
-    left = np.maximum(low_edges[start:stop], eps - 3.0 * threshold)
-    curve = np.minimum(1.0, np.exp(np.minimum(eps + 3.0 * threshold - left, 0.0)) * _MARGIN)
-    far = math.exp(-_DECAY) * _MARGIN
+    curve_sum = windowed_sum(pld, start, start, np.zeros(0), 0.0, 1.0, 1.0)
     second = (0.25 * variance + drift * drift) * 0.5
     up = 2.0 * drift * probability
-    up += second * (windowed_sum(pld, start, stop, curve, 0.0, far, 1.0) + tail * finite)
+    up += second * (curve_sum + tail * finite)
     up += finite * second_moment_tail(threshold, variance, drift)
     # E Psi((|Y' - eps| - T)^+): worst at the point of each bucket nearest to eps; exact
     # within T + REACH sqrt(V) of eps, bounded by Psi(REACH sqrt(V)) beyond
