@@ -106,7 +106,7 @@ def test_sensitivity_up_to_the_noise_range(sensitivity: float, times: int) -> No
 def test_sensitivity_beyond_the_noise_range_gives_delta_one(sensitivity: float) -> None:
     """Disjoint supports: every outcome tells the inputs apart, so delta is the total mass of
     the masses as given, ``S^n`` (``S`` the exact sum of the pmf's floats: never renormalised,
-    never rounded up to 1). The families make ``S <= 1`` within one ulp of their centre entry;
+    never rounded up to 1). The families make ``S <= 1`` within a few ulps;
     this test does not depend on where the last bit of ``exp`` lands on a machine."""
     pair = WorstCasePair.additive(RANGE_NOISE, sensitivity)
     assert not ((pair.a > 0) & (pair.b > 0)).any()
