@@ -65,13 +65,19 @@ def inverse_loss(loss_ab: np.ndarray, q: float) -> np.ndarray:
     loss_ab = np.asarray(loss_ab, dtype=np.float64)
     if q == 1.0:
         return loss_ab.copy()
-    safe = np.maximum(loss_ab, -20.0)
+    ell = np.maximum(loss_ab, -20.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.expm1(-safe) / q
-        near = np.where(t > -1.0, -np.log1p(np.maximum(t, -1.0)), math.inf)
-    low = np.minimum(loss_ab, -20.0)
-    far = low + math.log(q) - np.log1p(-(1.0 - q) * np.exp(low))
-    return np.where(loss_ab >= -20.0, near, far)
+        np.negative(ell, out=ell)
+        np.expm1(ell, out=ell)
+        ell /= q
+        np.maximum(ell, -1.0, out=ell)  # -1 (e^-l = 0): beyond L_max, l = inf
+        np.log1p(ell, out=ell)
+        np.negative(ell, out=ell)
+    far = np.flatnonzero(loss_ab < -20.0)
+    if far.size:
+        low = loss_ab[far]
+        ell[far] = low + math.log(q) - np.log1p(-(1.0 - q) * np.exp(low))
+    return ell
 
 
 @attrs.frozen

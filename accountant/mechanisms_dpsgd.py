@@ -102,7 +102,9 @@ class Geometry:
 
     ``mu = 1/sigma``; ``cut = k``; ``q``; ``ell_star = l* = mu k - mu^2/2`` (``inf`` for no
     cut); ``log_norm = ln Z`` (0 when clamped or uncut); ``log_atom = ln m0`` (``-inf`` for
-    no cut); ``atom_loss = L_max = -ln(1 - q)`` (``inf`` for ``q = 1``).
+    no cut); ``atom_loss = L_max = -ln(1 - q)`` (``inf`` for ``q = 1``); ``atom_error``: a
+    bound on the relative error of ``e^log_atom`` (the normal-mass routines' ``256 u +
+    16 u z^2`` with ``z = k + mu``, four times, plus :data:`LOG_NORMALISER_ERROR`).
     """
 
     mu: float
@@ -112,6 +114,7 @@ class Geometry:
     log_norm: float
     log_atom: float
     atom_loss: float
+    atom_error: float = 0.0
 
     @property
     def support(self) -> tuple[float, float]:
@@ -175,7 +178,8 @@ class SubsampledTruncatedGaussian:
         else:
             log_norm = _log_gauss_mass(-k, k, 2.0 * k)
             log_atom = _log_gauss_mass(-k, mu - k, mu) - log_norm
-        return Geometry(mu, k, q, ell_star, log_norm, log_atom, atom_loss)
+        atom_error = 4.0 * (256.0 * _U + 16.0 * _U * (k + mu) ** 2) + LOG_NORMALISER_ERROR
+        return Geometry(mu, k, q, ell_star, log_norm, log_atom, atom_loss, atom_error)
 
     # -- LogMomentSource ---------------------------------------------------------------
 
@@ -228,9 +232,7 @@ class SubsampledTruncatedGaussian:
         slope = (1.0 - share) * cont_loss + share * atom_loss
         slope = min(slope, self.max_finite_loss(direction))
         relative = min(integral.relative_error, 0.5)
-        error = (1.0 - share) * (
-            relative / (1.0 - relative)
-        ) + share * DISTINGUISHING_RELATIVE_ERROR
+        error = (1.0 - share) * (relative / (1.0 - relative)) + share * g.atom_error
         if g.log_norm != 0.0:
             error += LOG_NORMALISER_ERROR
         error += 64.0 * _U * (abs(gamma) + (lam + 1.0) * abs(slope))
@@ -250,7 +252,7 @@ class SubsampledTruncatedGaussian:
 
     def log_moment_error(self, lam: float, direction: str) -> float:
         """A bound on the absolute error of :meth:`log_moment`: the quadrature's stated
-        relative error, the atom's and ``ln Z``'s declared errors, and ``64 u (|Gamma| +
+        relative error, the atom's (``Geometry.atom_error``) and ``ln Z``'s, and ``64 u (|Gamma| +
         (lambda + 1) |Gamma'|)`` for the rounding of the terms (as the other mechanisms)."""
         return self._moments(check_lambda(lam), check_one_direction(direction))[2]
 

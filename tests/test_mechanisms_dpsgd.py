@@ -36,6 +36,11 @@ IDS = [m.description for m in MECHANISMS]
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=IDS)
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_distinguishing_mass_matches_mpmath(mechanism, direction):
+    atom = ref.parts(mechanism)[4]  # the A-mass where b = (1 - q) a, or the B-only atom
+    if atom > 0:
+        geometry = mechanism.geometry
+        assert abs(math.exp(geometry.log_atom) - atom) <= geometry.atom_error * atom
+        assert geometry.atom_error < 1e-11
     exact = ref.omega(mechanism, direction)
     value = mechanism.distinguishing_mass(direction)
     assert abs(value - exact) <= 1e-3 * DISTINGUISHING_RELATIVE_ERROR * exact

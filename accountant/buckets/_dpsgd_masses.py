@@ -38,6 +38,7 @@ __all__ = [
     "interior_pair",
     "log_normal_between",
     "narrow_masses",
+    "split_errors",
 ]
 
 U = 2.0**-53
@@ -84,23 +85,31 @@ def _series_terms(w_max: float) -> int:
     return 13
 
 
-#: The bulk of the buckets take three terms (``He_0, He_2, He_4``): enough up to this ``w``.
-_BULK_REACH = 1.1e-3
+#: The bulk of the buckets take two terms (``He_0, He_2``): enough up to this ``w``.
+_BULK_REACH = 2.8e-5
 
 
 def _series(m: np.ndarray, h: np.ndarray, terms: int) -> np.ndarray:
-    """``(Phi(m + h) - Phi(m - h))`` by the first ``max(terms, 3)`` even Hermite terms."""
+    """``Phi(m + h) - Phi(m - h)`` by the first ``max(terms, 2)`` even Hermite terms."""
     square, h2 = m * m, h * h
-    total = 1.0 + (square - 1.0) * h2 / 6.0
-    previous, current = m * (square - 3.0), square * (square - 6.0) + 3.0  # He_3, He_4
-    power = h2 * h2
-    total += current * power / 120.0
-    for j in range(3, terms):  # He_{2j-1}, He_{2j} from He_{2j-3}, He_{2j-2}
-        odd = m * current - (2 * j - 2) * previous
-        previous, current = odd, m * odd - (2 * j - 1) * current
-        power = power * h2
-        total += current * power / math.factorial(2 * j + 1)
-    return np.exp(-0.5 * square) * ((2.0 / _SQRT_2PI) * h * total)
+    total = square - 1.0
+    total *= h2 / 6.0
+    total += 1.0
+    if terms > 2:
+        previous, current = m * (square - 3.0), square * (square - 6.0) + 3.0  # He_3, He_4
+        power = h2 * h2
+        total += current * power / 120.0
+        for j in range(3, terms):  # He_{2j-1}, He_{2j} from He_{2j-3}, He_{2j-2}
+            odd = m * current - (2 * j - 2) * previous
+            previous, current = odd, m * odd - (2 * j - 1) * current
+            power = power * h2
+            total += current * power / math.factorial(2 * j + 1)
+    total *= h
+    total *= 2.0 / _SQRT_2PI
+    square *= -0.5
+    np.exp(square, out=square)
+    total *= square
+    return total
 
 
 def narrow_masses(centre: np.ndarray, half: np.ndarray) -> np.ndarray:
@@ -113,14 +122,14 @@ def narrow_masses(centre: np.ndarray, half: np.ndarray) -> np.ndarray:
     coefficients of ``e^(|m| t + t^2/2)``, each at most ``w^n / sqrt(n!)`` (``k! 2^k >=
     sqrt((2k)!)``, ``i! (2k)! >= n! / 2^n``), ``n/2 + 1`` of them per ``n``; for ``w <= 1/2``
     they fall by half from term to term, and the integral is ``>= 2h e^(-w)``: dropping them
-    costs a relative ``2 e^w (J+1) w^(2J) / sqrt((2J)!) <= 2^-60`` (``J = 3`` for the bulk,
-    ``w <= 1.1e-3``). Rounding: ``64 u`` for the sum, ``2 u m^2`` for ``e^(-m^2/2)``.
+    costs a relative ``2 e^w (J+1) w^(2J) / sqrt((2J)!) <= 2^-60`` (``J = 2`` for the bulk,
+    ``w <= 2.8e-5``). Rounding: ``64 u`` for the sum, ``2 u m^2`` for ``e^(-m^2/2)``.
     Elsewhere :func:`log_gauss_mass` (``BASE_ERROR + 16 u z^2``, its tests)."""
     m = np.asarray(centre, dtype=np.float64)
     h = np.asarray(half, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         w = _SQRT2 * np.maximum(np.abs(m), 1.0) * h
-        mass = _series(m, h, 3)
+        mass = _series(m, h, 2)
         rest = np.flatnonzero(~(w <= _BULK_REACH) & np.isfinite(w))
     if rest.size:
         series = rest[w[rest] <= SERIES_REACH]
@@ -208,3 +217,35 @@ def clipped_masses(
         moved = np.isfinite(end) & (d > 0.0)
         error[moved] += d[moved] * np.exp(_log_density_near(end[moved], d[moved]))
     return mass, error
+
+
+def split_errors(masses: list[np.ndarray], errors: list[np.ndarray]) -> float:
+    """The shared relative error ``rho`` of a bucketed release; each bucket keeps
+    ``max(0, E - rho (m - E))`` as absolute error. Candidates: twice the 99.9th percentile
+    of the buckets' own ``E / (m - E)`` (among those holding ``1e-12`` of the largest mass)
+    and the ratios of the heavy buckets above it (at most 64 of them); chosen is the one
+    that costs least at a delta of ``1e-6``, ``1e-6 rho + |absolute|_2``; at most ``1e-9``."""
+    ratios = []
+    for mass, error in zip(masses, errors, strict=True):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(mass > error, error / (mass - error), np.where(error > 0, np.inf, 0))
+        ratios.append(ratio)
+    ratio = np.maximum(ratios[0], ratios[1])
+    heavy = (masses[0] >= 1e-12 * float(np.max(masses[0], initial=0.0))) & (masses[0] > 0.0)
+    base = 2.0 * float(np.quantile(ratio[heavy], 0.999)) if heavy.any() else 0.0
+    above = np.flatnonzero(ratio > base)
+    candidates = ratio[above][heavy[above] & np.isfinite(ratio[above])]
+    if candidates.size > 64:
+        candidates = np.quantile(candidates, np.linspace(0.0, 1.0, 64))
+    candidates = np.unique(np.minimum(np.concatenate([[base], candidates]), 1e-9))
+
+    def cost(rho: float) -> float:
+        rest = max(
+            float(
+                np.linalg.norm(np.maximum(e[above] - rho * np.maximum(m[above] - e[above], 0), 0))
+            )
+            for m, e in zip(masses, errors, strict=True)
+        )
+        return 1e-6 * rho + rest
+
+    return float(min(candidates, key=cost))

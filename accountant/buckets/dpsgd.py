@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+from scipy.special import log_ndtr, ndtri_exp
 
 from accountant._subsampled_loss import loss_f
 from accountant.buckets._dpsgd_masses import (
@@ -36,13 +37,13 @@ from accountant.buckets._dpsgd_masses import (
     edge_ell,
     interior_pair,
     log_normal_between,
+    split_errors,
 )
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
 from accountant.mechanisms_dpsgd import (
-    DISTINGUISHING_RELATIVE_ERROR,
     LOG_NORMALISER_ERROR,
     SubsampledTruncatedGaussian,
 )
@@ -50,6 +51,8 @@ from accountant.mechanisms_dpsgd import (
 __all__ = ["SubsampledGaussianRelease"]
 
 RESOLVED_ELL = 25.0
+#: Buckets per run of the vectorised mass computation.
+CHUNK = 1 << 15
 _TINY = 2.3e-308
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
 #: Relative slack on the cut tail masses; unbounded tails are cut at no less than MIN_TAIL.
@@ -149,17 +152,9 @@ class SubsampledGaussianRelease:
 
     # -- statistics -----------------------------------------------------------------------
 
-    def _loss_range(self, direction: str) -> tuple[float, float]:
-        """All direction losses of the release (the reach of 40 sigmas when there is no cut)."""
-        g = self._g
-        bottom = self._l_bot
-        if not math.isfinite(bottom):
-            bottom = -float(loss_f(-g.mu * (40.0 + g.mu), g.q))
-        top = g.atom_loss if g.q < 1.0 else -float(loss_f(min(g.ell_star, 40.0 * g.mu), g.q))
-        return (bottom, top) if direction == "A/B" else (-top, -bottom)
-
     def _moments(self, direction: str) -> tuple[float, float]:
-        """Mean and variance of the direction loss under the normalised finite numerator."""
+        """Mean and variance of the direction loss under the normalised finite numerator
+        (24-point Gauss-Legendre on pieces of 1/4 over ``y``, plus the atom)."""
         g = self._g
         num = self._weights(direction)[0]
         lo = max(-g.cut, -40.0 - g.mu)
@@ -173,40 +168,49 @@ class SubsampledGaussianRelease:
         loss = -loss_f(g.mu * y + 0.5 * g.mu * g.mu, g.q)
         if direction == "B/A":
             loss = -loss
-        weights, loss = list(weights), list(loss)
         if self._atom > 0.0:
-            weights.append(self._atom * (num[0] if direction == "A/B" else 1.0 - g.q))
-            loss.append(g.atom_loss if direction == "A/B" else -g.atom_loss)
-        total = math.fsum(weights)
-        mean = math.fsum(m * x for m, x in zip(weights, loss, strict=True)) / total
-        variance = math.fsum(m * (x - mean) ** 2 for m, x in zip(weights, loss, strict=True))
-        return mean, variance / total
+            weights = np.append(weights, self._atom * num[0])
+            loss = np.append(loss, g.atom_loss if direction == "A/B" else -g.atom_loss)
+        total = float(np.sum(weights))
+        mean = float(np.dot(weights, loss)) / total
+        return mean, float(np.dot(weights, (loss - mean) ** 2)) / total
+
+    def _ell_cuts(self, direction: str, tail: float) -> tuple[float, float]:
+        """``l`` below and above which the numerator has at most ``tail / 2`` each (the atom
+        at the top counted; ``inf`` when it alone exceeds that), from normal quantiles:
+        each side with weight ``w`` cut at ``tail / (4 w)``."""
+        g = self._g
+        num = self._weights(direction)[0]
+        log_norm = g.log_norm
+        low, high = math.inf, -math.inf
+        for side in (0, 1):
+            if num[side] == 0.0:
+                continue
+            off, lo, hi = self._offsets[side], self._support[0][side], self._support[1][side]
+            share = math.log(tail / (4.0 * num[side])) + log_norm
+            below = min(float(np.logaddexp(share, log_ndtr(lo))), float(log_ndtr(hi)))
+            above = min(float(np.logaddexp(share, log_ndtr(-hi))), float(log_ndtr(-lo)))
+            low = min(low, g.mu * (float(ndtri_exp(below)) - off))
+            high = max(high, g.mu * (-float(ndtri_exp(above)) - off))
+        if self._atom * num[0] > 0.25 * tail:
+            high = math.inf
+        return low, high
 
     def _quantiles(self, direction: str, tail_mass: float) -> tuple[float, float]:
-        bottom, top = self._loss_range(direction)
-        tail = max(tail_mass, MIN_TAIL)
-
-        def bisect(holds, lo: float, hi: float) -> tuple[float, float]:
-            """(last true, first false) of a monotone predicate on [lo, hi]."""
-            if not holds(lo):
-                return lo, lo
-            if holds(hi):
-                return hi, hi
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                if mid in (lo, hi):
-                    break
-                lo, hi = (mid, hi) if holds(mid) else (lo, mid)
-            return lo, hi
-
-        low = bisect(lambda x: self._num_mass(direction, bottom, x) <= tail, bottom, top)[0]
-        high = bisect(lambda x: self._num_mass(direction, x, top) > tail, bottom, top)[1]
-        if math.isfinite(self._l_bot):
-            if low - bottom <= SNAP * (top - bottom):
-                low = bottom
-            if top - high <= SNAP * (top - bottom):
-                high = top
-        return min(low, high), max(low, high)
+        """The loss range of :meth:`statistics`: :meth:`_ell_cuts` mapped to losses, snapped to
+        the ends of a bounded range when that keeps all but ``SNAP`` of it."""
+        g = self._g
+        low, high = self._ell_cuts(direction, max(tail_mass, MIN_TAIL))
+        star = g.ell_star
+        if math.isfinite(star):
+            low = -star if low + star <= 2.0 * SNAP * star else low
+            high = math.inf if star - high <= 2.0 * SNAP * star else high
+        low = max(low, -star)
+        bottom = -float(loss_f(low, g.q))
+        whole = g.atom_loss if g.q < 1.0 else star  # everything kept up to the top
+        top = whole if high >= star else -float(loss_f(high, g.q))
+        bottom, top = min(bottom, top), max(bottom, top)
+        return (bottom, top) if direction == "A/B" else (-top, -bottom)
 
     def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
         """Mean and variance of the loss (quadrature), the tail-cut range, anchor 0, no
@@ -261,6 +265,20 @@ class SubsampledGaussianRelease:
             results.append((mass, error))
         return results
 
+    def _continuous_chunked(self, edges: np.ndarray, d_edges: np.ndarray, width: float):
+        """:meth:`_continuous` on runs of :data:`CHUNK` buckets (each bucket is computed on
+        its own; runs that fit in the cache make the dozens of array passes cheap)."""
+        count = edges.size - 1
+        if count <= CHUNK:
+            return self._continuous(edges, d_edges, width)
+        out = [(np.empty(count), np.empty(count)) for _ in (0, 1)]
+        for start in range(0, count, CHUNK):
+            stop = min(count, start + CHUNK)
+            part = self._continuous(edges[start : stop + 1], d_edges[start : stop + 1], width)
+            for side in (0, 1):
+                out[side][0][start:stop], out[side][1][start:stop] = part[side]
+        return out
+
     def _clip_end(self, side: int, ell: np.ndarray, d: np.ndarray, beyond, upper: bool):
         """``y`` and its error of one end of clipped buckets, limited to the resolved part."""
         off, mu = self._offsets[side], self._g.mu
@@ -295,7 +313,7 @@ class SubsampledGaussianRelease:
         d_edges = 4.0 * U * (abs(anchor) + np.abs(edges) + width)
         flip = direction == "B/A"
         ab_edges, ab_d = (-edges[::-1], d_edges[::-1]) if flip else (edges, d_edges)
-        sides = self._continuous(ab_edges, ab_d, width)
+        sides = self._continuous_chunked(ab_edges, ab_d, width)
         masses, errors = [], []
         for weights in self._weights(direction):
             mass = (weights[0] * sides[0][0] + weights[1] * sides[1][0]) * self._norm
@@ -333,7 +351,7 @@ class SubsampledGaussianRelease:
         for side in (0, 1):
             masses[side][j] += atom[side] + lump[side]
             errors[side][j] += 4.0 * U * (atom[side] + lump[side]) + 1e-9 * lump[side]
-            errors[side][j] += DISTINGUISHING_RELATIVE_ERROR * atom[side]
+            errors[side][j] += g.atom_error * atom[side]
         if lump[0] + lump[1] > 0.0:  # buckets the lump's loss range meets: its mass as error
             lo, hi = sorted((self._l_top, g.atom_loss if g.q < 1.0 else self._l_top))
             lo, hi = (lo, hi) if direction == "A/B" else (-hi, -lo)
@@ -347,16 +365,9 @@ class SubsampledGaussianRelease:
         return 0.0
 
     def _assemble(self, direction, width, anchor, first, masses, errors, lost) -> BucketedPLD:
-        """The relative error is twice the 99.9th percentile of the buckets' own (among those
-        holding at least ``1e-12`` of the largest mass; at most ``1e-9``); the rest of each
-        bucket's error bound is absolute (a few buckets at the support's ends and the top)."""
-        relative = 0.0
-        for mass, error in zip(masses, errors, strict=True):
-            heavy = (mass >= 1e-12 * float(np.max(mass, initial=0.0))) & (mass > 0.0)
-            if heavy.any():
-                ratios = error[heavy] / mass[heavy]
-                relative = max(relative, 2.0 * float(np.quantile(ratios, 0.999)))
-        relative = min(relative, 1e-9)
+        """Splits each bucket's error bound ``E`` into the relative error ``rho`` shared by all
+        and an absolute rest ``max(0, E - rho (m - E))`` (see :func:`split_errors`)."""
+        relative = split_errors(masses, errors)
         absolute = []
         for mass, error in zip(masses, errors, strict=True):
             excess = np.maximum(error - relative * np.maximum(mass - error, 0.0), 0.0)
