@@ -95,7 +95,7 @@ def _adp_at(
     # the A-only estimates win, which never use e^eps.
     scale = math.exp(eps) if eps < _LOG_FLOAT_MAX else math.inf
     root = math.sqrt(counted)
-    error_a = pld.relative_error * counted_a + root * pld.error_a
+    error_a = pld.relative_error * counted_a + pld.absolute_error(counted)
     error_b = pld.relative_error * counted_a + root * pld.error_b
     error_b_scaled = scale * error_b if error_b > 0.0 else 0.0  # no inf * 0 = NaN
     # With B the estimates are tighter; without B they do not suffer e^eps * error_b
@@ -115,7 +115,7 @@ def _pdp_at(
     """:func:`pdp_interval` of the composed buckets as they are (no Hoeffding shift)."""
     low_edges, high_edges = edges
     possibly, surely, counted = pdp_scan(pld.mass_a, low_edges, high_edges, eps)
-    error = pld.relative_error * possibly + math.sqrt(counted) * pld.error_a
+    error = pld.relative_error * possibly + pld.absolute_error(counted)
     omega_low, omega_high = _omega_bounds(pld)
     slack = _sum_slack(counted)
     upper = min(total_mass_up(pld.mass_logs), (omega_high + pld.lost_a + possibly + error) * slack)

@@ -14,6 +14,8 @@ vector ``e`` of Euclidean norm at most ``error_a`` (A-masses) or ``error_b``
 it counts in full towards every upper bound. Losses rounded onto a lattice
 (:mod:`accountant.buckets.rounding`) carry ``hoeffding_variance`` (``sum_i w_i^2``) and
 ``hoeffding_drift`` (``sum_i rho_i``): the bounds then shift eps by the Hoeffding slack.
+``entry_error`` bounds every entry of the A-mass error vector (``inf``: only the norm is
+known).
 """
 
 from __future__ import annotations
@@ -62,6 +64,14 @@ class BucketedPLD:
     tail_moments: tuple = ()
     hoeffding_variance: float = 0.0
     hoeffding_drift: float = 0.0
+    entry_error: float = math.inf
+
+    def absolute_error(self, counted: int) -> float:
+        """A bound on ``sum |e_k|`` over ``counted`` buckets of the A-mass error vector:
+        ``sqrt(counted) |e|_2``, or ``counted`` times ``entry_error`` (a bound on every
+        ``|e_k|``, which compositions by :mod:`~accountant.buckets.fft_power` know) when
+        smaller."""
+        return min(math.sqrt(counted) * self.error_a, counted * self.entry_error)
 
     @property
     def distinguishing_mass(self) -> float:

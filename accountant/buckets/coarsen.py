@@ -43,6 +43,7 @@ def coarsen(pld: BucketedPLD) -> BucketedPLD:
         relative_error=pld.relative_error + 1.01 * UNIT_ROUNDOFF * (1.0 + pld.relative_error),
         error_a=math.sqrt(2.0) * pld.error_a,
         error_b=math.sqrt(2.0) * pld.error_b,
+        entry_error=2.0 * pld.entry_error,
     )
 
 

@@ -122,6 +122,8 @@ def compose_rounded(
     window = np.roll(powered.masses, first - start)[: stop - start + 1]
     folded = tail_mass * (cut_low + cut_high)  # mass outside the window, folded onto it
     error = (powered.entry_error * math.sqrt(window.size) + folded) * (1.0 + 1e-12)
+    # every entry: its own rounding, or the folded mass if all of it landed there
+    entry = (powered.entry_error + folded) * (1.0 + 1e-12)
     points = (start + np.arange(window.size)) * width + 0.5 * (offset_low + offset_high)
     with np.errstate(divide="ignore", over="ignore"):
         mass_b = np.minimum(np.exp(np.log(window) - points), 1e300)
@@ -141,6 +143,7 @@ def compose_rounded(
         lost_a=lost * (1.0 + 4.0 * _U * (len(singles) + 2)),
         relative_error=relative,
         error_a=error,
+        entry_error=entry,
         error_b=math.inf,  # B is A e^{-g} on the lattice: the A-only bounds are exact
         releases=sum(times * s.releases for s, times in singles),
         tail_moments=moments,

@@ -127,7 +127,8 @@ def windowed_sum(
     main = float(np.dot(pld.mass_a[start:stop], weights)) + before * below + after * above
     norm = float(np.linalg.norm(weights))
     norm += before * math.sqrt(start) + after * math.sqrt(pld.size - stop)
-    total = main + pld.error_a * norm
+    weight_sum = float(np.sum(weights)) + before * start + after * (pld.size - stop)
+    total = main + min(pld.error_a * norm, pld.entry_error * weight_sum)
     total = total * (1.0 + (pld.size + 8) * UNIT_ROUNDOFF) / (1.0 - pld.relative_error)
     return total + pld.lost_a * bound
 
