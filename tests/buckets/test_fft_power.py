@@ -44,3 +44,22 @@ def test_the_fft_constant_covers_long_double_references():
         x /= x.sum()
         observed = np.max(np.abs(scipy.fft.rfft(x) - scipy.fft.rfft(x.astype(np.longdouble))))
         assert float(observed) <= 0.1 * FFT_CONSTANT * u * (math.log2(size) + 1) * x.sum()
+
+
+def test_a_composition_by_powers_bounds_every_entry_and_coarsening_keeps_it():
+    from accountant import WorstCasePair
+    from accountant.buckets.coarsen import coarsen
+    from accountant.buckets.fft_power import compose_rounded
+    from accountant.buckets.rounding import round_to_lattice
+    from accountant.pld import privacy_loss_distribution
+
+    pair = WorstCasePair.from_arrays([0.30, 0.35, 0.35], [0.29, 0.357, 0.353])
+    single = round_to_lattice(privacy_loss_distribution(pair, "A/B"), 1e-3, 0.0, 1e-30)
+    composed = compose_rounded([(single, 500)], 1e-30, 1 << 22)
+    assert composed is not None and math.isfinite(composed.entry_error)
+    assert composed.error_a >= composed.entry_error  # the norm bound covers one entry
+    counted = 10
+    assert composed.absolute_error(counted) == counted * composed.entry_error
+    assert composed.absolute_error(counted) < math.sqrt(counted) * composed.error_a
+    assert coarsen(composed).entry_error == 2.0 * composed.entry_error
+    assert math.isclose(float(composed.mass_a.sum()), 1.0, rel_tol=1e-9)
