@@ -35,6 +35,7 @@ __all__ = [
     "bucket_pld",
     "cut_to_chernoff_window",
     "merge_tail_moments",
+    "tail_cut_positions",
 ]
 
 #: Unit roundoff of float64.
@@ -122,7 +123,7 @@ def bucket_pld(
     """
     if pld.losses.size == 0:
         return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
-    low_cut, high_cut, lost = _tail_cut_positions(pld.mass_a, tail_mass)
+    low_cut, high_cut, lost = tail_cut_positions(pld.mass_a, tail_mass)
     losses = pld.losses[low_cut:high_cut]
     index = bucket_indices(losses, anchor, width, EDGE_SNAP)
     first = int(index[0])
@@ -149,7 +150,7 @@ def bucket_pld(
     return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))
 
 
-def _tail_cut_positions(mass: np.ndarray, tail_mass: float) -> tuple[int, int, float]:
+def tail_cut_positions(mass: np.ndarray, tail_mass: float) -> tuple[int, int, float]:
     """``(start, stop, cut)``: keep ``mass[start:stop]``; each cut tail has mass <= tail_mass."""
     if tail_mass <= 0.0 or mass.size <= 1:
         return 0, mass.size, 0.0

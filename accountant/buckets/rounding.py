@@ -33,9 +33,15 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
+from accountant.buckets.bucketed import (
+    UNIT_ROUNDOFF,
+    BucketBudgetError,
+    BucketedPLD,
+    tail_cut_positions,
+)
 from accountant.buckets.tails import TailMoments
 from accountant.pld import PrivacyLossDistribution
 
@@ -73,11 +79,9 @@ def round_to_lattice(
     More than ``max_buckets`` lattice points raise
     :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated.
     """
-    from accountant.buckets.bucketed import _tail_cut_positions
-
     if pld.losses.size == 0:
         return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
-    low_cut, high_cut, lost = _tail_cut_positions(pld.mass_a, tail_mass)
+    low_cut, high_cut, lost = tail_cut_positions(pld.mass_a, tail_mass)
     losses = pld.losses[low_cut:high_cut]
     mass = pld.mass_a[low_cut:high_cut]
     position = (losses - anchor) / width
@@ -116,10 +120,4 @@ def round_to_lattice(
         hoeffding_variance=width * width,
         hoeffding_drift=drift,
     )
-    return _with_tail_moments(rounded)
-
-
-def _with_tail_moments(pld: BucketedPLD) -> BucketedPLD:
-    import attrs
-
-    return attrs.evolve(pld, tail_moments=((TailMoments.of(pld), 1),))
+    return attrs.evolve(rounded, tail_moments=((TailMoments.of(rounded), 1),))
