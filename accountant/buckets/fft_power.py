@@ -79,9 +79,11 @@ def power_spectrum(parts: list[tuple[np.ndarray, int]], size: int) -> PoweredSpe
             logs = np.log(magnitude)
         log_magnitude += times * logs
         phase += times * np.angle(spectrum)
-        slope += times * error / (magnitude + error)
+        reach = magnitude + error  # 0 only for an all-zero release, whose powers are 0
+        slope += times * np.divide(error, reach, out=np.zeros_like(reach), where=reach > 0.0)
         rounding += times * (np.abs(np.where(np.isfinite(logs), logs, 0.0)) + math.pi)
-        log_upper += times * np.log(magnitude + error)
+        with np.errstate(divide="ignore"):
+            log_upper += times * np.log(reach)
     with np.errstate(under="ignore"):
         result = np.exp(log_magnitude) * np.exp(1j * phase)
         moved = slope * np.exp(log_upper)

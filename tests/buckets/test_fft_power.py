@@ -63,3 +63,9 @@ def test_a_composition_by_powers_bounds_every_entry_and_coarsening_keeps_it():
     assert composed.absolute_error(counted) < math.sqrt(counted) * composed.error_a
     assert coarsen(composed).entry_error == 2.0 * composed.entry_error
     assert math.isclose(float(composed.mass_a.sum()), 1.0, rel_tol=1e-9)
+
+
+def test_a_release_with_no_finite_outcome_composes_to_nothing_without_a_warning():
+    # disjoint supports: every A-mass is distinguishing, the rounded release is all zeros
+    powered = power_spectrum([(np.zeros(5), 200)], 1024)
+    assert not powered.masses.any() and powered.entry_error == 0.0
