@@ -201,24 +201,27 @@ class PrivacyBuckets:
         return self._cache[key]
 
     def _compose_at(self, direction: str, width: float) -> BucketedPLD:
+        if not self.components:
+            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
         rounds = self._rounds(self._start(direction))
-        singles = []
-        for component in self.components:
+
+        def single(index: int) -> BucketedPLD:
+            component = self.components[index]
             place = component.release.lattice if rounds else component.release.bucket
             anchor = self._anchor(component, direction)
-            single = place(direction, width, anchor, self.tail_mass, self.max_buckets)
-            self._check_size(single)
-            singles.append((single, component.times))
-        if not singles:
-            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
+            return place(direction, width, anchor, self.tail_mass, self.max_buckets)
+
         if rounds:  # one FFT per release over the composition's window, if it fits
-            composed = compose_rounded(singles, self.tail_mass, self.max_buckets)
+            counts = [c.times for c in self.components]
+            composed = compose_rounded(single, counts, self.tail_mass, self.max_buckets)
             if composed is not None:
                 return composed
         result: BucketedPLD | None = None
         half = self.max_buckets // 2  # coarsen (not fail) when an array outgrows this
-        for single, times in singles:
-            powered = compose_power(single, times, self.tail_mass, max_size=half)
+        for index, component in enumerate(self.components):
+            release = single(index)
+            self._check_size(release)
+            powered = compose_power(release, component.times, self.tail_mass, max_size=half)
             self._check_size(powered)
             result = (
                 powered

@@ -30,7 +30,9 @@ that mass is both lost (it counts in every upper bound) and misplaced (an error 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 
+import attrs
 import numpy as np
 import scipy.fft
 
@@ -43,6 +45,43 @@ __all__ = ["FFT_CONSTANT", "PoweredSpectrum", "compose_rounded", "power_spectrum
 #: ``c`` in the componentwise FFT error bound ``c u (log2 N + 1) |x|_1``.
 FFT_CONSTANT = 8.0
 _U = 2.0**-53
+
+
+@attrs.frozen
+class _Summary:
+    """What the composition needs of a release once its masses are in the spectrum."""
+
+    width: float
+    first_index: int
+    size: int
+    offset_low: float
+    offset_high: float
+    tail_moments: tuple
+    mass_logs: MassLogs
+    lost_a: float
+    relative_error: float
+    error_a: float
+    releases: int
+    hoeffding_variance: float
+    hoeffding_drift: float
+
+
+def _summary(single: BucketedPLD) -> _Summary:
+    return _Summary(
+        single.width,
+        single.first_index,
+        single.size,
+        single.offset_low,
+        single.offset_high,
+        single.tail_moments,
+        single.mass_logs,
+        single.lost_a,
+        single.relative_error,
+        single.error_a,
+        single.releases,
+        single.hoeffding_variance,
+        single.hoeffding_drift,
+    )
 
 
 class PoweredSpectrum:
@@ -62,7 +101,7 @@ def _full_sum(half: np.ndarray, size: int) -> float:
     return float(edges + 2.0 * np.sum(np.abs(interior)))
 
 
-def power_spectrum(parts: list[tuple[np.ndarray, int]], size: int) -> PoweredSpectrum:
+def power_spectrum(parts: Iterable[tuple[np.ndarray, int]], size: int) -> PoweredSpectrum:
     """The circular convolution of ``n_i`` copies of each non-negative array ``x_i`` of
     ``parts = [(x_i, n_i)]``, over ``size`` points, with a certified entry error."""
     depth = math.log2(size) + 1.0
@@ -95,23 +134,30 @@ def power_spectrum(parts: list[tuple[np.ndarray, int]], size: int) -> PoweredSpe
 
 
 def compose_rounded(
-    singles: list[tuple[BucketedPLD, int]], tail_mass: float, max_buckets: int
+    make: Callable[[int], BucketedPLD], counts: list[int], tail_mass: float, max_buckets: int
 ) -> BucketedPLD | None:
-    """``n_i`` releases of each rounded single release (same lattice width), composed by
-    :func:`power_spectrum` over the Chernoff window of the composition. ``None`` when that
-    does not apply (an unbounded window, one wider than ``max_buckets / 2``, or singles
-    with an absolute error of their own): the caller then composes pair by pair."""
-    width = singles[0][0].width
+    """``counts[i]`` releases of each rounded single release ``make(i)`` (same lattice
+    width), composed by :func:`power_spectrum` over the Chernoff window of the composition.
+    ``make`` is called twice per release, never holding more than one release's arrays: a
+    first pass for the window, a second for the spectra (a thousand distinct releases
+    would otherwise hold gigabytes). ``None`` when this does not apply (an unbounded
+    window, one wider than ``max_buckets / 2``, or releases with an absolute error of
+    their own): the caller then composes pair by pair."""
+    summaries = []
+    for index, times in enumerate(counts):
+        single = make(index)
+        summaries.append((_summary(single), times))
+    width = summaries[0][0].width
     moments: tuple = ()
-    for index, (single, times) in enumerate(singles):
+    for index, (single, times) in enumerate(summaries):
         counted = tuple((m, c * times) for m, c in single.tail_moments)
         moments = counted if index == 0 else merge_tail_moments(moments, counted)
-    if any(s.error_a > 0.0 or s.width != width for s, _ in singles):
+    if any(s.error_a > 0.0 or s.width != width for s, _ in summaries):
         return None
-    first = sum(times * s.first_index for s, times in singles)
-    last = sum(times * (s.first_index + s.size - 1) for s, times in singles)
-    offset_low = sum(times * s.offset_low for s, times in singles)
-    offset_high = sum(times * s.offset_high for s, times in singles)
+    first = sum(times * s.first_index for s, times in summaries)
+    last = sum(times * (s.first_index + s.size - 1) for s, times in summaries)
+    offset_low = sum(times * s.offset_low for s, times in summaries)
+    offset_high = sum(times * s.offset_high for s, times in summaries)
     low, high = chernoff_window(moments, tail_mass)
     start = max(first, math.floor((low - offset_high) / width) - 1) if math.isfinite(low) else first
     stop = min(last, math.ceil((high - offset_low) / width) + 1) if math.isfinite(high) else last
@@ -119,7 +165,9 @@ def compose_rounded(
         return None
     cut_low, cut_high = start > first, stop < last
     size = scipy.fft.next_fast_len(stop - start + 1, real=True)
-    powered = power_spectrum([(s.mass_a, times) for s, times in singles], size)
+    parts = ((make(index).mass_a, times) for index, times in enumerate(counts))
+    powered = power_spectrum(parts, size)
+    singles = summaries
     # entry k of the circular result holds composed index first + k (mod size)
     window = np.roll(powered.masses, first - start)[: stop - start + 1]
     folded = tail_mass * (cut_low + cut_high)  # mass outside the window, folded onto it

@@ -55,7 +55,7 @@ def test_a_composition_by_powers_bounds_every_entry_and_coarsening_keeps_it():
 
     pair = WorstCasePair.from_arrays([0.30, 0.35, 0.35], [0.29, 0.357, 0.353])
     single = round_to_lattice(privacy_loss_distribution(pair, "A/B"), 1e-3, 0.0, 1e-30)
-    composed = compose_rounded([(single, 500)], 1e-30, 1 << 22)
+    composed = compose_rounded(lambda index: single, [500], 1e-30, 1 << 22)
     assert composed is not None and math.isfinite(composed.entry_error)
     assert composed.error_a >= composed.entry_error  # the norm bound covers one entry
     counted = 10
