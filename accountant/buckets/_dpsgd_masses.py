@@ -103,7 +103,7 @@ def _series(m: np.ndarray, h: np.ndarray, terms: int) -> np.ndarray:
             odd = m * current - (2 * j - 2) * previous
             previous, current = odd, m * odd - (2 * j - 1) * current
             power = power * h2
-            total += current * power / math.factorial(2 * j + 1)
+            total += current * power / float(math.factorial(2 * j + 1))  # no int64 overflow
     total *= h
     total *= 2.0 / _SQRT_2PI
     square *= -0.5
