@@ -187,6 +187,17 @@ def schedule(row: Row) -> list[tuple[float, float, int]]:
     ]
 
 
+def cut_mass(row: Row) -> float:
+    """Upper bound (union bound) on the distinguishing mass the cut adds over the whole
+    run: ``sum steps * q * P(X >= cut * sigma - 1)``, ``X ~ N(0, sigma^2)``, clipping norm
+    1. Only ``B = (1 - q) p + q p(. - 1)`` reaches past the cut, by at most that mass per
+    step (renormalisation of the truncated body changes it by a factor 1 + O(1e-15))."""
+    return sum(
+        steps * q * 0.5 * math.erfc((row.cut * sigma - 1.0) / (sigma * math.sqrt(2.0)))
+        for sigma, q, steps in schedule(row)
+    )
+
+
 @dataclass(frozen=True)
 class Accountant:
     key: str
@@ -265,7 +276,7 @@ def child(spec: dict) -> None:
             out = {"status": "out of memory", "message": f"MemoryError: {error}"[:300]}
         except Exception as error:
             out = {"status": "error", "message": f"{type(error).__name__}: {error}"[:300]}
-    notes = sorted({f"{w.category.__name__}: {w.message}"[:200] for w in caught})
+    notes = sorted({f"{w.category.__name__}: {w.message}"[:400] for w in caught})
     out["warnings"] = notes
     if accountant.key == "ours":
         import accountant as engine
@@ -304,6 +315,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--ours-step", type=float, default=OURS_STEP, help="grid step of ours")
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks-dpsgd.md")
     parser.add_argument("--json", type=Path, help="raw results (default: --output as .json)")
+    parser.add_argument("--render", type=Path, help="rewrite --output from this JSON, no runs")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -338,9 +350,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(json.loads(args.child))
         return 0
+    if args.render:
+        print(dpsgd_report.render(args.render, args.output))
+        return 0
     meta = dpsgd_report.metadata(argv, args, ROOT)
     meta["ours_step"], meta["long_run"] = args.ours_step, LONG_RUN
     meta["schedule"] = {"seed": SCHEDULE_SEED, "sigma": SIGMA_RANGE, "q": Q_RANGE}
+    meta["cut_mass"] = {
+        r.name: {"mass": cut_mass(r), "delta": r.delta}
+        for r in args.selected_rows
+        if r.epsilon is None
+    }
     results: list[dict] = []
     missing: dict[str, str] = {}
     interrupted = False

@@ -78,6 +78,14 @@ def test_rows_of_the_issue():
     assert rows["calibrate"].epsilon == 3.0
 
 
+def test_cut_mass_is_the_gaussian_tail_past_the_cut_less_the_clip():
+    """r1: 1000 steps x q 0.004 x P(X >= 8.8 - 1), X ~ N(0, 1.1^2): 7.09 sigma."""
+    tail = 0.5 * math.erfc(7.8 / 1.1 / math.sqrt(2.0))
+    assert dpsgd.cut_mass(dpsgd.ROWS["r1"]) == pytest.approx(1000 * 0.004 * tail, rel=1e-12)
+    assert 1e-12 < dpsgd.cut_mass(dpsgd.ROWS["r1"]) < 1e-11
+    assert dpsgd.cut_mass(dpsgd.ROWS["tiny-delta"]) < 1e-20  # cut at 10 sigma, sigma 4
+
+
 def test_heterogeneous_schedule_is_seeded_distinct_and_in_range():
     row = dpsgd.ROWS["het"]
     entries = dpsgd.schedule(row)
@@ -161,6 +169,7 @@ def _meta(args) -> dict:
     meta = dpsgd_report.metadata(["--rows", "r1,tiny-delta"], args, ROOT)
     meta.update(ours_step=0.02, long_run=60.0, finished="now")
     meta["schedule"] = {"seed": 12, "sigma": (0.8, 1.5), "q": (0.002, 0.01)}
+    meta["cut_mass"] = {"r1": {"mass": 2.5e-12, "delta": 1e-5}}
     return meta
 
 
@@ -195,6 +204,10 @@ def test_writer_keeps_every_cell_and_says_what_happened(tmp_path):
     assert "not installed" in summary[1] and "inf, 2 s" in summary[1]
     assert "no value (straddles)" in summary[1]
     assert "inside prv eps_error=0.001's interval" in text
+    assert "- r1: at most 2.5e-12, 2.5e-07 of delta = 1e-05" in text
+    rendered = tmp_path / "again.md"
+    assert dpsgd.main(["--render", str(args.json), "--output", str(rendered)]) == 0
+    assert rendered.read_text(encoding="utf-8") == text  # the page follows from the JSON
     payload = _strict_json(args.json.read_text(encoding="utf-8"))
     assert len(payload["results"]) == len(results)
     assert payload["results"][5]["upper"] == "inf"
@@ -254,3 +267,22 @@ def test_missing_peers_are_cells_saying_not_installed(tmp_path):
     text = (tmp_path / "dpsgd.md").read_text(encoding="utf-8")
     summary = [line for line in text.splitlines() if line.startswith(("| quick:", "| quick-het:"))]
     assert [line.count("| not installed: ") for line in summary] == [len(PEERS)] * 2
+
+
+@pytest.mark.parametrize(
+    ("ours", "expected"),
+    [((0.51, 0.59), "inside"), ((0.4, 0.7), "overlapping"), ((0.61, 0.7), "DISJOINT from")],
+)
+def test_brackets_are_placed_against_prv_at_eps_error_0_001(ours, expected):
+    def cell(accountant, lower, upper):
+        return {
+            "row": "r",
+            "accountant": accountant,
+            "status": "ok",
+            "lower": lower,
+            "upper": upper,
+        }
+
+    results = [cell("ours", *ours), cell("prv-0.001", 0.5, 0.6), cell("prv-0.01", 0.0, 1.0)]
+    assert dpsgd_report.relation(results, "r", "ours", "prv-0.001") == expected
+    assert dpsgd_report.relation(results, "r", "ours", "dp-pessimistic") is None
