@@ -15,12 +15,14 @@ it counts in full towards every upper bound. Losses rounded onto a lattice
 (:mod:`accountant.buckets.rounding`) carry ``hoeffding_variance`` (``sum_i w_i^2``) and
 ``hoeffding_drift`` (``sum_i rho_i``): the bounds then shift eps by the Hoeffding slack.
 ``entry_error`` bounds every entry of the A-mass error vector (``inf``: only the norm is
-known).
+known); ``entry_errors``, when given, bounds each entry separately (compositions of a tilted
+measure, :mod:`accountant.buckets.tilting`, whose absolute errors fall off like ``e^{-lambda L}``).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 
 import attrs
 import numpy as np
@@ -34,6 +36,7 @@ __all__ = [
     "BucketedPLD",
     "bucket_pld",
     "cut_to_chernoff_window",
+    "error_prefix",
     "merge_tail_moments",
     "tail_cut_positions",
 ]
@@ -66,13 +69,19 @@ class BucketedPLD:
     hoeffding_variance: float = 0.0
     hoeffding_drift: float = 0.0
     entry_error: float = math.inf
+    entry_errors: np.ndarray | None = None
 
     def absolute_error(self, counted: int) -> float:
-        """A bound on ``sum |e_k|`` over ``counted`` buckets of the A-mass error vector:
-        ``sqrt(counted) |e|_2``, or ``counted`` times ``entry_error`` (a bound on every
-        ``|e_k|``, which compositions by :mod:`~accountant.buckets.fft_power` know) when
-        smaller."""
-        return min(math.sqrt(counted) * self.error_a, counted * self.entry_error)
+        """A bound on ``sum |e_k|`` over the last ``counted`` buckets of the A-mass error
+        vector (the buckets a query at some eps counts): ``sqrt(counted) |e|_2``, or
+        ``counted`` times ``entry_error`` (a bound on every ``|e_k|``, which compositions by
+        :mod:`~accountant.buckets.fft_power` know), or the sum of ``entry_errors`` over those
+        buckets, whichever is smallest."""
+        bound = min(math.sqrt(counted) * self.error_a, counted * self.entry_error)
+        if self.entry_errors is not None and counted > 0:
+            suffix = error_prefix(self)[1]
+            bound = min(bound, float(suffix[self.size - counted]) * _prefix_slack(self))
+        return bound
 
     @property
     def distinguishing_mass(self) -> float:
@@ -99,6 +108,29 @@ class BucketedPLD:
             8.0 * UNIT_ROUNDOFF * (np.abs(centre) + abs(self.offset_low) + abs(self.offset_high))
         )
         return centre + self.offset_low - slack, centre + self.offset_high + slack
+
+
+_ERROR_PREFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def error_prefix(pld: BucketedPLD) -> tuple[np.ndarray, np.ndarray]:
+    """``(prefix, suffix)``: ``prefix[k] = sum(entry_errors[:k])`` and ``suffix[k] =
+    sum(entry_errors[k:])``, each a sum of non-negative terms (never a difference: the
+    errors of low-loss entries of a tilted composition are large, those of the entries a
+    query counts tiny). Cached per distribution; multiply by :func:`_prefix_slack` for a
+    certified bound."""
+    if pld not in _ERROR_PREFIX:
+        prefix = np.zeros(pld.size + 1)
+        np.cumsum(pld.entry_errors, out=prefix[1:])
+        suffix = np.zeros(pld.size + 1)
+        suffix[:-1] = np.cumsum(pld.entry_errors[::-1])[::-1]
+        _ERROR_PREFIX[pld] = (prefix, suffix)
+    return _ERROR_PREFIX[pld]
+
+
+def _prefix_slack(pld: BucketedPLD) -> float:
+    """Relative rounding of a sequential sum of at most ``size`` non-negative terms."""
+    return 1.0 + (pld.size + 8) * UNIT_ROUNDOFF
 
 
 class BucketBudgetError(Exception):

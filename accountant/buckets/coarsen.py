@@ -44,6 +44,9 @@ def coarsen(pld: BucketedPLD) -> BucketedPLD:
         error_a=math.sqrt(2.0) * pld.error_a,
         error_b=math.sqrt(2.0) * pld.error_b,
         entry_error=2.0 * pld.entry_error,
+        entry_errors=None
+        if pld.entry_errors is None
+        else merge(pld.entry_errors) * (1.0 + 2.0 * UNIT_ROUNDOFF),
     )
 
 

@@ -10,50 +10,34 @@ when it cannot reach the accuracy.
 
 from __future__ import annotations
 
-import math
-import warnings
 from typing import Any
 
 import attrs
 import numpy as np
 
 from accountant._checks import (
-    check_direction,
-    check_epsilons,
     check_finite_real,
     check_positive_int,
     check_positive_real,
-    check_target_delta,
 )
 from accountant._composition import add_releases, history
 from accountant._directed import MassLogs
 from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
-from accountant.buckets.epsilon import epsilon_interval
-from accountant.buckets.fft_power import compose_rounded
 from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
-    BUCKETING,
     MAX_RUNGS,
-    SEARCH_TOLERANCE,
     WIDTH_RATIO,
-    Intersection,
-    bracket_terms,
-    bucketing_gaps,
-    eps_refinable,
-    intervals,
-    largest_other,
-    monotone_envelope,
-    relative_bracket,
     stop_reason,
-    worth_refining,
 )
 from accountant.buckets.results import Bounds, EpsilonBounds
+from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.sources import PLDRelease, ReleaseSource
+from accountant.buckets.walks import delta_walk, epsilon_walk
 from accountant.buckets.widths import StartingWidth, initial_width, refined_width
-from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
+from accountant.errors import InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
 
@@ -64,8 +48,6 @@ __all__ = ["PrivacyBuckets"]
 #: second-order corrections of :mod:`~accountant.buckets.second_order` (order ``V = n w^2``)
 #: instead of loss intervals that widen like ``n w``. ``None`` turns rounding off.
 ROUNDING_RELEASES: int | None = 64
-
-_DIRECTIONS = ("A/B", "B/A")
 
 
 def _as_release(mechanism: Any) -> ReleaseSource:
@@ -188,22 +170,18 @@ class PrivacyBuckets:
 
     # -- composing ----------------------------------------------------------------------
 
-    def _composed(self, direction: str, width: float) -> BucketedPLD:
-        key = (direction, width)
+    def _composed(self, direction: str, width: float, tilt: float = 0.0) -> BucketedPLD:
+        key = (direction, width, tilt)
         if key not in self._cache:
-            if all(c.release.same_directions() for c in self.components) and (
-                ("A/B", width) in self._cache or ("B/A", width) in self._cache
-            ):
-                other = "B/A" if direction == "A/B" else "A/B"
-                self._cache[key] = self._cache[(other, width)]
+            other = ("B/A" if direction == "A/B" else "A/B", width, tilt)
+            if other in self._cache and all(c.release.same_directions() for c in self.components):
+                self._cache[key] = self._cache[other]
             else:
-                self._cache[key] = self._compose_at(direction, width)
+                self._cache[key] = self._compose_at(direction, width, tilt)
         return self._cache[key]
 
-    def _compose_at(self, direction: str, width: float) -> BucketedPLD:
-        if not self.components:
-            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
-        rounds = self._rounds(self._start(direction))
+    def _single(self, direction: str, width: float, rounds: bool):
+        """``make(i)``: release ``i`` bucketed (or rounded, if ``rounds``) at ``width``."""
 
         def single(index: int) -> BucketedPLD:
             component = self.components[index]
@@ -211,11 +189,38 @@ class PrivacyBuckets:
             anchor = self._anchor(component, direction)
             return place(direction, width, anchor, self.tail_mass, self.max_buckets)
 
-        if rounds:  # one FFT per release over the composition's window, if it fits
-            counts = [c.times for c in self.components]
-            composed = compose_rounded(single, counts, self.tail_mass, self.max_buckets)
+        return single
+
+    def _plan(self, direction: str, width: float) -> RoundedPlan | None:
+        """The first pass of composing rounded releases at once (cached; ``None`` when
+        rounding does not apply or the composition does not fit at once)."""
+        key = ("plan", direction, width)
+        if key not in self._cache:
+            plan: Any = None
+            if self.components and self._rounds(self._start(direction)):
+                single = self._single(direction, width, True)
+                counts = [c.times for c in self.components]
+                try:
+                    plan = RoundedPlan.build(single, counts, self.tail_mass, self.max_buckets)
+                except BucketBudgetError as error:
+                    plan = error  # remembered: the first pass is not repeated
+            self._cache[key] = plan
+        if isinstance(self._cache[key], BucketBudgetError):
+            raise self._cache[key]
+        return self._cache[key]
+
+    def _compose_at(self, direction: str, width: float, tilt: float) -> BucketedPLD:
+        if not self.components:
+            return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, MassLogs(), releases=0)
+        rounds = self._rounds(self._start(direction))
+        single = self._single(direction, width, rounds)
+        plan = self._plan(direction, width)
+        if plan is not None:  # one FFT per release over the composition's window
+            composed = plan.compose(single, tilt)
             if composed is not None:
                 return composed
+        if tilt > 0.0:  # the tilted window did not fit: the untilted composition
+            return self._composed(direction, width)
         result: BucketedPLD | None = None
         half = self.max_buckets // 2  # coarsen (not fail) when an array outgrows this
         for index, component in enumerate(self.components):
@@ -235,15 +240,38 @@ class PrivacyBuckets:
         if pld.size > self.max_buckets:
             raise BucketBudgetError(pld.size)
 
-    def _composed_within_budget(self, direction: str, width: float) -> BucketedPLD:
+    def _composed_within_budget(self, direction: str, width: float, tilt: float) -> BucketedPLD:
         for _ in range(40):
             try:
-                return self._composed(direction, width)
+                return self._composed(direction, width, tilt)
             except BucketBudgetError:
                 width *= 2.0
         raise InvalidInputError(  # pragma: no cover - defensive
             f"could not fit the composition into max_buckets={self.max_buckets}"
         )
+
+    def _rung_plan(self, direction: str, rung: int) -> RoundedPlan | None:
+        """The rounded plan of ``rung`` at the width :meth:`_rung` composes (``None``: no
+        tilting applies there)."""
+        width = self._rung_width(direction, rung)
+        for _ in range(40):
+            try:
+                return self._plan(direction, width)
+            except BucketBudgetError:
+                width *= 2.0
+        return None  # pragma: no cover - defensive
+
+    def _tilts(self, direction: str, rung: int, eps: np.ndarray) -> np.ndarray:
+        """The tilt of :mod:`~accountant.buckets.rounded_plan` for each eps (0: none)."""
+        plan = self._rung_plan(direction, rung)
+        if plan is None:
+            return np.zeros(eps.size)
+        return np.array([plan.tilt_for_eps(float(e)) for e in eps])
+
+    def _tilt_for_delta(self, direction: str, rung: int, delta: float) -> float:
+        """The tilt towards the eps where the Chernoff bound reaches ``delta``."""
+        plan = self._rung_plan(direction, rung)
+        return 0.0 if plan is None else plan.tilt_for_delta(delta)
 
     # -- queries ------------------------------------------------------------------------
 
@@ -278,8 +306,9 @@ class PrivacyBuckets:
         """Whether ``rung`` is finer than the rung before it in ``direction``."""
         return self._rung_width(direction, rung) < self._rung_width(direction, rung - 1)
 
-    def _rung(self, direction: str, rung: int) -> BucketedPLD:
-        return self._composed_within_budget(direction, self._rung_width(direction, rung))
+    def _rung(self, direction: str, rung: int, tilt: float = 0.0) -> BucketedPLD:
+        width = self._rung_width(direction, rung)
+        return self._composed_within_budget(direction, width, tilt)
 
     def _stop(self, terms: np.ndarray, refinable: np.ndarray, steps, relevant, rung) -> Any:
         """Why the walk stops at ``rung`` (:func:`~accountant.buckets.refinement.stop_reason`,
@@ -293,72 +322,7 @@ class PrivacyBuckets:
 
     def _query(self, epsilon: Any, direction: str, kind: str) -> Bounds:
         with query_progress(f"PrivacyBuckets {kind} delta"):
-            return self._query_quietly(epsilon, direction, kind)
-
-    def _query_quietly(self, epsilon: Any, direction: str, kind: str) -> Bounds:
-        """The work of :meth:`delta` and :meth:`delta_pdp`, inside the progress display."""
-        direction = check_direction("direction", direction)
-        eps = check_epsilons("epsilon", epsilon)
-        flat = eps.reshape(-1)
-        directions = _directions(direction)
-        running = Intersection(directions, flat.size)
-        steps: list[tuple[np.ndarray, np.ndarray]] = []
-        brackets: dict = {}
-        relevant = list(directions)
-        for rung in range(MAX_RUNGS + 1):
-            # Directions that can no longer change the result, or whose width did not
-            # change, are not recomputed (a choice that does not depend on the accuracy).
-            for d in (d for d in relevant if not rung or self._finer(d, rung)):
-                pld = self._rung(d, rung)
-                low, high = intervals(pld, flat, kind)
-                running.add(d, low, high)
-                brackets[d] = (pld, low, high)
-            lower, upper = monotone_envelope(flat, *running.combined())
-            terms = bracket_terms(lower, upper)
-            refinable = self._refinable(flat, kind, terms, brackets, running.limiting())
-            relevant = running.relevant()
-            reason = self._stop(terms, refinable, steps, relevant, rung)
-            if reason is not None:
-                break
-            steps.append((terms, refinable))
-        achieved = relative_bracket(lower, upper)
-        if achieved > self.accuracy:
-            if not refinable[int(np.argmax(terms))]:
-                reason = BUCKETING  # whatever stopped the walk, the widest one is not bucketing
-            warnings.warn(
-                f"PrivacyBuckets reached a relative bracket of {achieved:.3g}, not the requested "
-                f"accuracy {self.accuracy:g}: {reason} (bounds still certified)",
-                CertificationWarning,
-                stacklevel=4,
-            )
-        shape = eps.shape
-        return Bounds(
-            lower=_reshape(lower, shape),
-            upper=_reshape(upper, shape),
-            epsilon=_reshape(flat, shape),
-            kind=kind,
-            direction=direction,
-            releases=self.releases,
-            accuracy=self.accuracy,
-            achieved_accuracy=achieved,
-            bucket_width=max(b[0].width for b in brackets.values()),
-        )
-
-    def _refinable(
-        self, eps: np.ndarray, kind: str, terms: np.ndarray, brackets: dict, limiting: list[str]
-    ) -> np.ndarray:
-        """Which entries are wider than the accuracy and worth refining in the direction
-        that sets their upper bound (:func:`~accountant.buckets.refinement.worth_refining`
-        of that direction's bracket at this rung)."""
-        refinable = terms > self.accuracy
-        for d, (pld, low, high) in brackets.items():
-            mine = np.array([x == d for x in limiting], dtype=bool)
-            chosen = np.flatnonzero(refinable & mine)
-            if chosen.size:
-                gaps = bucketing_gaps(pld, eps[chosen], kind, low[chosen], high[chosen])
-                width = high[chosen] - low[chosen]
-                refinable[chosen] = worth_refining(gaps, width)
-        return refinable
+            return delta_walk(self, epsilon, direction, kind)
 
     def epsilon(
         self, delta: float | np.ndarray, direction: str = "max", kind: str = "ADP"
@@ -377,71 +341,7 @@ class PrivacyBuckets:
         bucketing."""
         with query_progress(f"PrivacyBuckets {kind} eps"):
             if np.ndim(delta) == 0:
-                return self._epsilon_quietly(delta, direction, kind)
+                return epsilon_walk(self, delta, direction, kind)
             return epsilon_for_many(
-                delta, lambda d: self._epsilon_quietly(d, direction, kind), self.accuracy
+                delta, lambda d: epsilon_walk(self, d, direction, kind), self.accuracy
             )
-
-    def _epsilon_quietly(self, delta: float, direction: str, kind: str) -> EpsilonBounds:
-        """The work of :meth:`epsilon`, inside its progress display."""
-        target = check_target_delta("delta", delta)
-        direction = check_direction("direction", direction)
-        if kind not in ("ADP", "PDP"):
-            raise InvalidInputError(f"kind must be 'ADP' or 'PDP', got {kind!r}")
-        directions = _directions(direction)
-        low = dict.fromkeys(directions, 0.0)
-        high = dict.fromkeys(directions, math.inf)
-        steps: list[tuple[np.ndarray, np.ndarray]] = []
-        plds: dict = {}
-        relevant = list(directions)
-        for rung in range(MAX_RUNGS + 1):
-            try:
-                for d in (d for d in relevant if not rung or self._finer(d, rung)):
-                    plds[d] = self._rung(d, rung)
-                    within = (low[d], high[d]) if rung else None
-                    found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
-                    low[d], high[d] = max(low[d], found[0]), min(high[d], found[1])
-            except InfeasibleTargetError:
-                if rung == 0:
-                    raise
-                reason = "a finer bucket width could not certify the target"
-                break
-            lower, upper = max(low.values()), max(high.values())
-            term = np.array([(upper - lower) / upper if upper > 0.0 else 0.0])
-            # a direction matters while its eps may exceed every other direction's lower end
-            relevant = [d for d in directions if high[d] > largest_other(low, d)]
-            refinable = term > self.accuracy
-            if refinable[0]:
-                ends = np.array([upper, lower])
-                refinable[0] = any(eps_refinable(plds[d], ends, kind) for d in relevant)
-            reason = self._stop(term, refinable, steps, relevant, rung)
-            if reason is not None:
-                break
-            steps.append((term, refinable))
-        achieved = (upper - lower) / upper if upper > 0.0 else 0.0
-        if achieved > self.accuracy:
-            warnings.warn(
-                f"PrivacyBuckets reached a relative eps bracket of {achieved:.3g} "
-                f"([{lower:.6g}, {upper:.6g}]), not the requested accuracy {self.accuracy:g}: "
-                f"{reason} (bounds still certified)",
-                CertificationWarning,
-                stacklevel=3,
-            )
-        return EpsilonBounds(
-            lower=lower,
-            upper=upper,
-            delta=target,
-            kind=kind,
-            direction=direction,
-            releases=self.releases,
-            accuracy=self.accuracy,
-            bucket_width=max(p.width for p in plds.values()),
-        )
-
-
-def _directions(direction: str) -> tuple[str, ...]:
-    return _DIRECTIONS if direction == "max" else (direction,)
-
-
-def _reshape(values: np.ndarray, shape: tuple) -> float | np.ndarray:
-    return float(values[0]) if shape == () else values.reshape(shape)

@@ -62,7 +62,6 @@ def epsilon_interval(
 
     beyond = max(0.0, float(high_edges.max()) if high_edges.size else 0.0) * (1 + 1e-12) + 1e-300
     floor_low, floor_high = interval(beyond)
-    # (reliability fix: float() so that messages show 0.5, not np.float64(0.5))
     if floor_low > target:
         raise InfeasibleTargetError(
             f"delta={target!r} is below the composed distinguishing mass "
@@ -90,5 +89,15 @@ def epsilon_interval(
     # may_reach(stop) holds: certifies(stop) did, or ``stop`` is certified, so the true
     # delta there, and the certified lower bound, is <= target.
     if may_reach(start):
+        # A tilted composition's lower bound is tight only near the eps it was tilted to:
+        # it may vanish far below while it is certified, and above the target, nearer
+        # ``stop``. Any eps where it exceeds the target is a lower bound; look for the
+        # farthest one from ``stop`` on a geometric approach to it.
+        for power in range(1, 48):
+            probe = stop - (stop - start) * 2.0**-power
+            if probe <= start or probe >= stop:
+                break
+            if not may_reach(probe):
+                return _smallest(may_reach, probe, stop, tolerance)[0], stop
         return start, stop
     return _smallest(may_reach, start, stop, tolerance)[0], stop

@@ -21,67 +21,26 @@ Certified errors, per entry of ``y`` (an absolute bound ``e_out`` on every entry
   exact one, and adds ``c u (log2 N + 1) |Y|_1 / N`` of its own (both over the full
   spectrum, which the half spectrum gives with its interior counted twice).
 
-Wrap-around: mass beyond the ``N`` points folds onto them. The caller chooses ``N`` to hold
-the composition's Chernoff window, outside which each tail holds at most ``tail_mass``;
-that mass is both lost (it counts in every upper bound) and misplaced (an error of at most
-``2 tail_mass`` in total, added to the error norm).
+Wrap-around: mass beyond the ``N`` points folds onto them. The caller
+(:mod:`accountant.buckets.rounded_plan`) chooses ``N`` to hold the composition's Chernoff
+window, outside which each tail holds at most ``tail_mass``; that mass is both lost (it
+counts in every upper bound) and misplaced (an error of at most ``2 tail_mass`` in total,
+added to the error norm).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-import attrs
 import numpy as np
 import scipy.fft
 
-from accountant._directed import MassLogs
-from accountant.buckets.bucketed import BucketedPLD, merge_tail_moments
-from accountant.buckets.tails import chernoff_window
-
-__all__ = ["FFT_CONSTANT", "PoweredSpectrum", "compose_rounded", "power_spectrum"]
+__all__ = ["FFT_CONSTANT", "PoweredSpectrum", "power_spectrum"]
 
 #: ``c`` in the componentwise FFT error bound ``c u (log2 N + 1) |x|_1``.
 FFT_CONSTANT = 8.0
 _U = 2.0**-53
-
-
-@attrs.frozen
-class _Summary:
-    """What the composition needs of a release once its masses are in the spectrum."""
-
-    width: float
-    first_index: int
-    size: int
-    offset_low: float
-    offset_high: float
-    tail_moments: tuple
-    mass_logs: MassLogs
-    lost_a: float
-    relative_error: float
-    error_a: float
-    releases: int
-    hoeffding_variance: float
-    hoeffding_drift: float
-
-
-def _summary(single: BucketedPLD) -> _Summary:
-    return _Summary(
-        single.width,
-        single.first_index,
-        single.size,
-        single.offset_low,
-        single.offset_high,
-        single.tail_moments,
-        single.mass_logs,
-        single.lost_a,
-        single.relative_error,
-        single.error_a,
-        single.releases,
-        single.hoeffding_variance,
-        single.hoeffding_drift,
-    )
 
 
 class PoweredSpectrum:
@@ -101,18 +60,22 @@ def _full_sum(half: np.ndarray, size: int) -> float:
     return float(edges + 2.0 * np.sum(np.abs(interior)))
 
 
-def power_spectrum(parts: Iterable[tuple[np.ndarray, int]], size: int) -> PoweredSpectrum:
+def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     """The circular convolution of ``n_i`` copies of each non-negative array ``x_i`` of
-    ``parts = [(x_i, n_i)]``, over ``size`` points, with a certified entry error."""
+    ``parts = [(x_i, n_i)]`` or ``[(x_i, n_i, E_i)]``, over ``size`` points, with a certified
+    entry error. ``E_i`` bounds the 1-norm of an absolute error of ``x_i`` itself (what the
+    result is certified against is the convolution of the arrays ``x_i`` corrected by it):
+    it moves every spectrum component by at most ``E_i``, as the FFT's own error does."""
     depth = math.log2(size) + 1.0
     log_magnitude = np.zeros(size // 2 + 1)
     phase = np.zeros(size // 2 + 1)
     slope = np.zeros(size // 2 + 1)  # sum_i n_i e_i / (|X_i| + e_i)
     rounding = np.zeros(size // 2 + 1)  # sum_i n_i (|ln|X_i|| + pi)
     log_upper = np.zeros(size // 2 + 1)  # ln prod (|X_i| + e_i)^{n_i}
-    for values, times in parts:
+    for values, times, *given in parts:
         spectrum = scipy.fft.rfft(values, size)
         error = FFT_CONSTANT * _U * depth * float(np.sum(values))
+        error = (error + (given[0] if given else 0.0)) * (1.0 + 4.0 * _U)
         magnitude = np.abs(spectrum)
         with np.errstate(divide="ignore"):
             logs = np.log(magnitude)
@@ -131,72 +94,3 @@ def power_spectrum(parts: Iterable[tuple[np.ndarray, int]], size: int) -> Powere
     inverse = FFT_CONSTANT * _U * depth * _full_sum(np.abs(result) + moved + own, size) / size
     entry_error = (_full_sum(moved + own, size) / size + inverse) * (1.0 + 1e-12)
     return PoweredSpectrum(np.maximum(masses, 0.0), entry_error)
-
-
-def compose_rounded(
-    make: Callable[[int], BucketedPLD], counts: list[int], tail_mass: float, max_buckets: int
-) -> BucketedPLD | None:
-    """``counts[i]`` releases of each rounded single release ``make(i)`` (same lattice
-    width), composed by :func:`power_spectrum` over the Chernoff window of the composition.
-    ``make`` is called twice per release, never holding more than one release's arrays: a
-    first pass for the window, a second for the spectra (a thousand distinct releases
-    would otherwise hold gigabytes). ``None`` when this does not apply (an unbounded
-    window, one wider than ``max_buckets / 2``, or releases with an absolute error of
-    their own): the caller then composes pair by pair."""
-    summaries = []
-    for index, times in enumerate(counts):
-        single = make(index)
-        summaries.append((_summary(single), times))
-    width = summaries[0][0].width
-    moments: tuple = ()
-    for index, (single, times) in enumerate(summaries):
-        counted = tuple((m, c * times) for m, c in single.tail_moments)
-        moments = counted if index == 0 else merge_tail_moments(moments, counted)
-    if any(s.error_a > 0.0 or s.width != width for s, _ in summaries):
-        return None
-    first = sum(times * s.first_index for s, times in summaries)
-    last = sum(times * (s.first_index + s.size - 1) for s, times in summaries)
-    offset_low = sum(times * s.offset_low for s, times in summaries)
-    offset_high = sum(times * s.offset_high for s, times in summaries)
-    low, high = chernoff_window(moments, tail_mass)
-    start = max(first, math.floor((low - offset_high) / width) - 1) if math.isfinite(low) else first
-    stop = min(last, math.ceil((high - offset_low) / width) + 1) if math.isfinite(high) else last
-    if stop - start + 1 > max_buckets // 2:
-        return None
-    cut_low, cut_high = start > first, stop < last
-    size = scipy.fft.next_fast_len(stop - start + 1, real=True)
-    parts = ((make(index).mass_a, times) for index, times in enumerate(counts))
-    powered = power_spectrum(parts, size)
-    singles = summaries
-    # entry k of the circular result holds composed index first + k (mod size)
-    window = np.roll(powered.masses, first - start)[: stop - start + 1]
-    folded = tail_mass * (cut_low + cut_high)  # mass outside the window, folded onto it
-    error = (powered.entry_error * math.sqrt(window.size) + folded) * (1.0 + 1e-12)
-    # every entry: its own rounding, or the folded mass if all of it landed there
-    entry = (powered.entry_error + folded) * (1.0 + 1e-12)
-    points = (start + np.arange(window.size)) * width + 0.5 * (offset_low + offset_high)
-    with np.errstate(divide="ignore", over="ignore"):
-        mass_b = np.minimum(np.exp(np.log(window) - points), 1e300)
-    relative = math.expm1(1.01 * sum(times * s.relative_error for s, times in singles))
-    logs = MassLogs()
-    for single, times in singles:
-        logs = logs + single.mass_logs.times(times)
-    lost = sum(times * s.lost_a for s, times in singles) + folded
-    return BucketedPLD(
-        width=width,
-        first_index=start,
-        mass_a=window,
-        mass_b=mass_b,
-        offset_low=offset_low,
-        offset_high=offset_high,
-        mass_logs=logs,
-        lost_a=lost * (1.0 + 4.0 * _U * (len(singles) + 2)),
-        relative_error=relative,
-        error_a=error,
-        entry_error=entry,
-        error_b=math.inf,  # B is A e^{-g} on the lattice: the A-only bounds are exact
-        releases=sum(times * s.releases for s, times in singles),
-        tail_moments=moments,
-        hoeffding_variance=sum(times * s.hoeffding_variance for s, times in singles),
-        hoeffding_drift=sum(times * s.hoeffding_drift for s, times in singles) * (1 + 1e-12),
-    )

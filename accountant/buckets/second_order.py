@@ -34,7 +34,7 @@ import weakref
 import numpy as np
 from scipy.special import erfc
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, error_prefix
 
 __all__ = [
     "Corrections",
@@ -42,6 +42,7 @@ __all__ = [
     "bucket_sum",
     "hoeffding_tail",
     "psi",
+    "psi_one_sided",
     "second_moment_tail",
     "windowed_sum",
 ]
@@ -76,6 +77,16 @@ def psi(a: np.ndarray | float, variance: float, drift: float) -> np.ndarray:
     return tail + np.maximum(knee - a, 0.0)
 
 
+def psi_one_sided(a: np.ndarray | float, variance: float, drift: float) -> np.ndarray:
+    """``Psi_1(a) = int_a^inf min(1, e^{-2 (s - m)^2 / V}) ds >= E[(Z - a)^+ | Y]`` (and of
+    ``(-Z - a)^+``: one-sided Hoeffding): ``(m - a)^+ + sqrt(pi V / 8) erfc((max(a, m) - m)
+    sqrt(2 / V))`` (an upper bound, rounding included)."""
+    a = np.asarray(a, dtype=float)
+    start = np.maximum(a, drift)
+    tail = math.sqrt(math.pi * variance / 8.0) * erfc((start - drift) * math.sqrt(2.0 / variance))
+    return tail * _MARGIN + np.maximum(drift - a, 0.0)
+
+
 def second_moment_tail(threshold: float, variance: float, drift: float) -> float:
     """``Q(T) >= E[Z^2 1(|Z| > T)] / 2`` for ``T`` above the knee:
     ``(1/2) [T^2 G(T) + int_T^inf 2 s G(s) ds]`` with
@@ -101,12 +112,16 @@ def bucket_sum(pld: BucketedPLD, weights: np.ndarray, bound: float) -> float:
 _PREFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _prefix(pld: BucketedPLD) -> np.ndarray:
-    """``prefix[k] = sum(mass_a[:k])`` (cached per composed distribution)."""
+def _prefix(pld: BucketedPLD) -> tuple[np.ndarray, np.ndarray]:
+    """``(prefix, suffix)`` with ``prefix[k] = sum(mass_a[:k])`` and ``suffix[k] =
+    sum(mass_a[k:])`` (cached per composed distribution). Both are sums of non-negative
+    terms: a tail is never a difference of two large sums, whose rounding could swamp it."""
     if pld not in _PREFIX:
         prefix = np.zeros(pld.size + 1)
         np.cumsum(pld.mass_a, out=prefix[1:])
-        _PREFIX[pld] = prefix
+        suffix = np.zeros(pld.size + 1)
+        suffix[:-1] = np.cumsum(pld.mass_a[::-1])[::-1]
+        _PREFIX[pld] = (prefix, suffix)
     return _PREFIX[pld]
 
 
@@ -122,15 +137,51 @@ def windowed_sum(
     """:func:`bucket_sum` with ``weights`` given on buckets ``start:stop`` only, and the
     function bounded by ``before`` on the buckets below and by ``after`` above (their masses
     from prefix sums): the same certified bound at the cost of the window alone."""
-    prefix = _prefix(pld)
-    below, above = float(prefix[start]), float(prefix[-1] - prefix[stop])
+    prefix, suffix = _prefix(pld)
+    below, above = float(prefix[start]), float(suffix[stop])
     main = float(np.dot(pld.mass_a[start:stop], weights)) + before * below + after * above
     norm = float(np.linalg.norm(weights))
     norm += before * math.sqrt(start) + after * math.sqrt(pld.size - stop)
     weight_sum = float(np.sum(weights)) + before * start + after * (pld.size - stop)
-    total = main + min(pld.error_a * norm, pld.entry_error * weight_sum)
+    error = min(pld.error_a * norm, pld.entry_error * weight_sum)
+    if pld.entry_errors is not None:
+        errors, later = error_prefix(pld)
+        weighted = float(np.dot(pld.entry_errors[start:stop], weights))
+        weighted += before * float(errors[start]) + after * float(later[stop])
+        error = min(error, weighted * (1.0 + 2.0 * (pld.size + 8) * UNIT_ROUNDOFF))
+    total = main + error
     total = total * (1.0 + (pld.size + 8) * UNIT_ROUNDOFF) / (1.0 - pld.relative_error)
     return total + pld.lost_a * bound
+
+
+#: The lower correction tries ``G(T)`` at these fractions of the delta and keeps the best
+#: (a larger ``T`` costs ``T sqrt(V)`` times the mass near eps, a smaller one ``G(T)``).
+_LOWER_FRACTIONS = (1e-2, 1e-4, 1e-6, 1e-9, 1e-12)
+
+
+def _hinge_term(pld: BucketedPLD, eps: float, edges: tuple, beta: float, finite: float) -> float:
+    """``E Psi_1((|Y' - eps| - T)^+) + G(T) Psi_1(0) F^n`` with ``G(T) = beta``: the hinge
+    ``c(Y + Z) - c(Y) - c'(Y) Z`` is ``(-Z - (Y - eps))^+`` above eps and ``(Z - (eps -
+    Y))^+`` below, each at most ``Psi_1(|Y - eps|)`` in expectation; ``|Y - eps| >= |Y' -
+    eps| - T`` unless ``|Z| > T`` (probability ``G(T)``). Exact within ``T + REACH sqrt(V)``
+    of eps, bounded by ``Psi_1(REACH sqrt(V))`` beyond."""
+    variance, drift = pld.hoeffding_variance, pld.hoeffding_drift
+    low_edges, high_edges = edges
+    beta = max(beta, 1e-300)
+    threshold = drift + math.sqrt(0.5 * variance * math.log(2.0 / beta))
+    threshold = max(threshold, _knee(variance, drift)) * (1.0 + 4.0 * UNIT_ROUNDOFF)
+    tail = float(hoeffding_tail(threshold, variance, drift))
+    reach = threshold + _REACH * math.sqrt(variance)
+    start = int(np.searchsorted(high_edges, eps - reach, side="right"))
+    stop = max(start, int(np.searchsorted(low_edges, eps + reach, side="right")))
+    distance = np.maximum(
+        np.maximum(low_edges[start:stop] - eps, eps - high_edges[start:stop]), 0.0
+    )
+    shortfall = psi_one_sided(np.maximum(distance - threshold, 0.0), variance, drift)
+    outside = float(psi_one_sided(_REACH * math.sqrt(variance), variance, drift))
+    top = float(psi_one_sided(0.0, variance, drift))
+    windowed = windowed_sum(pld, start, stop, shortfall, outside, outside, top)
+    return windowed + tail * top * finite * _MARGIN
 
 
 class Corrections:
@@ -145,12 +196,13 @@ class Corrections:
 
 def adp_corrections(pld: BucketedPLD, eps: float, edges: tuple, scale: float) -> Corrections:
     """The second-order corrections at ``eps`` for a composition of rounded releases, with
-    ``T`` chosen so that ``G(T) = 1e-12 * scale`` (``scale``: an estimate of delta; any
-    positive value keeps the bounds certified)."""
+    ``T`` chosen so that ``G(T) = 1e-12 * scale`` for the upper one, and the best of
+    :data:`_LOWER_FRACTIONS` of ``scale`` for the lower one (``scale``: an estimate of delta;
+    any positive value keeps the bounds certified)."""
     variance, drift = pld.hoeffding_variance, pld.hoeffding_drift
     if variance <= 0.0:
         return Corrections(2.0 * drift, 2.0 * drift)
-    low_edges, high_edges = edges
+    high_edges = edges[1]
     beta = max(1e-12 * scale, 1e-300)
     threshold = drift + math.sqrt(0.5 * variance * math.log(2.0 / beta))
     threshold = max(threshold, _knee(variance, drift)) * (1.0 + 4.0 * UNIT_ROUNDOFF)
@@ -167,17 +219,6 @@ def adp_corrections(pld: BucketedPLD, eps: float, edges: tuple, scale: float) ->
     up = 2.0 * drift * probability
     up += second * (curve_sum + tail * finite)
     up += finite * second_moment_tail(threshold, variance, drift)
-    # E Psi((|Y' - eps| - T)^+): worst at the point of each bucket nearest to eps; exact
-    # within T + REACH sqrt(V) of eps, bounded by Psi(REACH sqrt(V)) beyond
-    reach = threshold + _REACH * math.sqrt(variance)
-    start = int(np.searchsorted(high_edges, eps - reach, side="right"))
-    stop = max(start, int(np.searchsorted(low_edges, eps + reach, side="right")))
-    distance = np.maximum(
-        np.maximum(low_edges[start:stop] - eps, eps - high_edges[start:stop]), 0.0
-    )
-    shortfall = psi(np.maximum(distance - threshold, 0.0), variance, drift)
-    outside = float(psi(_REACH * math.sqrt(variance), variance, drift))
-    top = float(psi(0.0, variance, drift))
-    windowed = windowed_sum(pld, start, stop, shortfall, outside, outside, top)
-    down = 2.0 * drift * probability + windowed + tail * top * finite
+    down = min(_hinge_term(pld, eps, edges, scale * f, finite) for f in _LOWER_FRACTIONS)
+    down += 2.0 * drift * probability
     return Corrections(down * _MARGIN, up * _MARGIN)

@@ -49,7 +49,7 @@ def test_the_fft_constant_covers_long_double_references():
 def test_a_composition_by_powers_bounds_every_entry_and_coarsening_keeps_it():
     from accountant import WorstCasePair
     from accountant.buckets.coarsen import coarsen
-    from accountant.buckets.fft_power import compose_rounded
+    from accountant.buckets.rounded_plan import compose_rounded
     from accountant.buckets.rounding import round_to_lattice
     from accountant.pld import privacy_loss_distribution
 

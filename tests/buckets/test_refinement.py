@@ -152,20 +152,22 @@ def test_a_finer_accuracy_never_gives_a_wider_bracket(name, kind, eps):
 
 
 def test_a_too_fine_request_does_no_useless_work(monkeypatch):
-    """Where round-off, not bucketing, limits the bracket, asking for 1e-8 composes exactly
-    the widths 1e-4 does (it used to compose 40 times more buckets for a worse bracket),
-    and says why it stopped."""
+    """Where the cut tails, not bucketing, limit the bracket, asking for 1e-8 composes
+    exactly the widths 1e-4 does (it used to compose 40 times more buckets for a worse
+    bracket where FFT round-off limited it, which tilting has since removed), and says why
+    it stopped."""
     widths: dict[float, list[float]] = {}
     original = PrivacyBuckets._compose_at
 
-    def recording(self, direction, width):
+    def recording(self, direction, width, tilt):
         widths.setdefault(self.accuracy, []).append(width)
-        return original(self, direction, width)
+        return original(self, direction, width, tilt)
 
     monkeypatch.setattr(PrivacyBuckets, "_compose_at", recording)
     results = {}
     for accuracy in (1e-4, 1e-8):
-        results[accuracy] = _quiet(lambda a=accuracy: _accountant("dp-sgd", a).delta(2.0))
+        cut = PrivacyBuckets(accuracy=accuracy, tail_mass=1e-10).compose(_dp_sgd_pair(), 100)
+        results[accuracy] = _quiet(lambda a=cut: a.delta(2.0))
     assert sorted(widths[1e-8]) == sorted(widths[1e-4])
     fine, messages = results[1e-8]
     assert (fine.lower, fine.upper) == (results[1e-4][0].lower, results[1e-4][0].upper)

@@ -1,0 +1,212 @@
+"""The two query walks of :class:`~accountant.buckets.engine.PrivacyBuckets`: delta at a
+vector of eps, and eps at one delta, each down the refinement ladder of
+:mod:`accountant.buckets.refinement`.
+
+At every rung a direction's composition is the one its query needs: compositions of rounded
+releases are tilted (:mod:`accountant.buckets.rounded_plan`) towards the eps asked for, or
+towards the eps where the Chernoff bound reaches the delta asked for, so that the FFT's
+round-off is small against the delta at that eps. A delta query whose eps call for
+different tilts evaluates each group of entries on its own composition (at most
+:data:`MAX_TILTS` of them, each entry on the tilt nearest below its own: a tilt below the
+best one is still at least as good as none).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from accountant._checks import check_direction, check_epsilons, check_target_delta
+from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.refinement import (
+    BUCKETING,
+    MAX_RUNGS,
+    SEARCH_TOLERANCE,
+    Intersection,
+    bracket_terms,
+    bucketing_gaps,
+    eps_refinable,
+    intervals,
+    largest_other,
+    monotone_envelope,
+    relative_bracket,
+    worth_refining,
+)
+from accountant.buckets.results import Bounds, EpsilonBounds
+from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
+
+if TYPE_CHECKING:
+    from accountant.buckets.engine import PrivacyBuckets
+
+__all__ = ["MAX_TILTS", "delta_walk", "directions_of", "epsilon_walk"]
+
+#: Largest number of differently tilted compositions one delta query evaluates per rung.
+MAX_TILTS = 4
+
+_DIRECTIONS = ("A/B", "B/A")
+
+
+def directions_of(direction: str) -> tuple[str, ...]:
+    """The directions a query of ``direction`` (``"A/B"``, ``"B/A"`` or ``"max"``) needs."""
+    return _DIRECTIONS if direction == "max" else (direction,)
+
+
+def _tilt_groups(tilts: np.ndarray) -> list[tuple[float, np.ndarray]]:
+    """``[(tilt, entries)]``: entries grouped on at most :data:`MAX_TILTS` tilts, each entry
+    on the largest chosen tilt not above its own."""
+    distinct = np.unique(tilts)
+    if distinct.size > MAX_TILTS:
+        distinct = distinct[np.linspace(0, distinct.size - 1, MAX_TILTS).round().astype(int)]
+    chosen = distinct[np.maximum(np.searchsorted(distinct, tilts, side="right") - 1, 0)]
+    return [(float(t), np.flatnonzero(chosen == t)) for t in np.unique(chosen)]
+
+
+def _direction_brackets(
+    buckets: PrivacyBuckets, direction: str, rung: int, eps: np.ndarray, kind: str
+) -> list[tuple[Any, np.ndarray, np.ndarray, np.ndarray]]:
+    """``[(pld, entries, lower, upper)]`` of ``direction`` at ``rung`` for every eps."""
+    tilts = buckets._tilts(direction, rung, eps)
+    groups = []
+    for tilt, entries in _tilt_groups(tilts):
+        pld = buckets._rung(direction, rung, tilt)
+        low, high = intervals(pld, eps[entries], kind)
+        groups.append((pld, entries, low, high))
+    return groups
+
+
+def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str) -> Bounds:
+    """The work of :meth:`PrivacyBuckets.delta` and :meth:`~PrivacyBuckets.delta_pdp`."""
+    direction = check_direction("direction", direction)
+    eps = check_epsilons("epsilon", epsilon)
+    flat = eps.reshape(-1)
+    directions = directions_of(direction)
+    running = Intersection(directions, flat.size)
+    steps: list[tuple[np.ndarray, np.ndarray]] = []
+    brackets: dict = {}
+    relevant = list(directions)
+    for rung in range(MAX_RUNGS + 1):
+        # Directions that can no longer change the result, or whose width did not
+        # change, are not recomputed (a choice that does not depend on the accuracy).
+        for d in (d for d in relevant if not rung or buckets._finer(d, rung)):
+            brackets[d] = _direction_brackets(buckets, d, rung, flat, kind)
+            low, high = np.zeros(flat.size), np.full(flat.size, np.inf)
+            for _, entries, group_low, group_high in brackets[d]:
+                low[entries], high[entries] = group_low, group_high
+            running.add(d, low, high)
+        lower, upper = monotone_envelope(flat, *running.combined())
+        terms = bracket_terms(lower, upper)
+        refinable = _refinable(buckets, flat, kind, terms, brackets, running.limiting())
+        relevant = running.relevant()
+        reason = buckets._stop(terms, refinable, steps, relevant, rung)
+        if reason is not None:
+            break
+        steps.append((terms, refinable))
+    achieved = relative_bracket(lower, upper)
+    if achieved > buckets.accuracy:
+        if not refinable[int(np.argmax(terms))]:
+            reason = BUCKETING  # whatever stopped the walk, the widest one is not bucketing
+        warnings.warn(
+            f"PrivacyBuckets reached a relative bracket of {achieved:.3g}, not the requested "
+            f"accuracy {buckets.accuracy:g}: {reason} (bounds still certified)",
+            CertificationWarning,
+            stacklevel=4,
+        )
+    shape = eps.shape
+    return Bounds(
+        lower=_reshape(lower, shape),
+        upper=_reshape(upper, shape),
+        epsilon=_reshape(flat, shape),
+        kind=kind,
+        direction=direction,
+        releases=buckets.releases,
+        accuracy=buckets.accuracy,
+        achieved_accuracy=achieved,
+        bucket_width=max(g[0].width for groups in brackets.values() for g in groups),
+    )
+
+
+def _refinable(
+    buckets: PrivacyBuckets,
+    eps: np.ndarray,
+    kind: str,
+    terms: np.ndarray,
+    brackets: dict,
+    limiting: list[str],
+) -> np.ndarray:
+    """Which entries are wider than the accuracy and worth refining in the direction
+    that sets their upper bound (:func:`~accountant.buckets.refinement.worth_refining`
+    of that direction's bracket at this rung)."""
+    refinable = terms > buckets.accuracy
+    for d, groups in brackets.items():
+        mine = np.array([x == d for x in limiting], dtype=bool)
+        for pld, entries, low, high in groups:
+            picked = refinable[entries] & mine[entries]
+            if picked.any():
+                chosen = entries[picked]
+                gaps = bucketing_gaps(pld, eps[chosen], kind, low[picked], high[picked])
+                refinable[chosen] = worth_refining(gaps, high[picked] - low[picked])
+    return refinable
+
+
+def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: str) -> EpsilonBounds:
+    """The work of :meth:`PrivacyBuckets.epsilon` at one delta."""
+    target = check_target_delta("delta", delta)
+    direction = check_direction("direction", direction)
+    if kind not in ("ADP", "PDP"):
+        raise InvalidInputError(f"kind must be 'ADP' or 'PDP', got {kind!r}")
+    directions = directions_of(direction)
+    low = dict.fromkeys(directions, 0.0)
+    high = dict.fromkeys(directions, math.inf)
+    steps: list[tuple[np.ndarray, np.ndarray]] = []
+    plds: dict = {}
+    relevant = list(directions)
+    for rung in range(MAX_RUNGS + 1):
+        try:
+            for d in (d for d in relevant if not rung or buckets._finer(d, rung)):
+                plds[d] = buckets._rung(d, rung, buckets._tilt_for_delta(d, rung, target))
+                within = (low[d], high[d]) if rung else None
+                found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
+                low[d], high[d] = max(low[d], found[0]), min(high[d], found[1])
+        except InfeasibleTargetError:
+            if rung == 0:
+                raise
+            reason = "a finer bucket width could not certify the target"
+            break
+        lower, upper = max(low.values()), max(high.values())
+        term = np.array([(upper - lower) / upper if upper > 0.0 else 0.0])
+        # a direction matters while its eps may exceed every other direction's lower end
+        relevant = [d for d in directions if high[d] > largest_other(low, d)]
+        refinable = term > buckets.accuracy
+        if refinable[0]:
+            ends = np.array([upper, lower])
+            refinable[0] = any(eps_refinable(plds[d], ends, kind) for d in relevant)
+        reason = buckets._stop(term, refinable, steps, relevant, rung)
+        if reason is not None:
+            break
+        steps.append((term, refinable))
+    achieved = (upper - lower) / upper if upper > 0.0 else 0.0
+    if achieved > buckets.accuracy:
+        warnings.warn(
+            f"PrivacyBuckets reached a relative eps bracket of {achieved:.3g} "
+            f"([{lower:.6g}, {upper:.6g}]), not the requested accuracy {buckets.accuracy:g}: "
+            f"{reason} (bounds still certified)",
+            CertificationWarning,
+            stacklevel=3,
+        )
+    return EpsilonBounds(
+        lower=lower,
+        upper=upper,
+        delta=target,
+        kind=kind,
+        direction=direction,
+        releases=buckets.releases,
+        accuracy=buckets.accuracy,
+        bucket_width=max(p.width for p in plds.values()),
+    )
+
+
+def _reshape(values: np.ndarray, shape: tuple) -> float | np.ndarray:
+    return float(values[0]) if shape == () else values.reshape(shape)
