@@ -230,8 +230,8 @@ class RoundedPlan:
     def _tilted_stop(self, tilt: float, log_scale_low: float) -> int:
         """The window's upper end when the tilted upper tail must fall below ``tail_mass``."""
         high = self._log_mgf_high()
-        if high is None or tilt <= 0.0:
-            return self.stop
+        if high is None or tilt <= 0.0 or self.tail_mass <= 0.0:
+            return self.stop  # (nothing is cut without a tail mass: stop is the last index)
         width, reference = self.width, self._sum("reference")
         base = tilt * (self._sum("offset_low") + width * reference) + log_scale_low
         steeper = tilt < LAMBDA_GRID
