@@ -13,6 +13,8 @@ True
 from accountant import mechanisms, noise, optimal
 from accountant.buckets import Bounds, EpsilonBounds, PrivacyBuckets
 from accountant.buckets.smooth import SmoothDelta, smooth_bucket_delta
+from accountant.calibration import calibrate_noise_multiplier
+from accountant.calibration_results import CalibrationPoint, NoiseCalibration
 from accountant.certification import (
     Certificate,
     GaussianBaseline,
@@ -54,6 +56,7 @@ __all__ = [
     "AccountantError",
     "AdditivePairMap",
     "Bounds",
+    "CalibrationPoint",
     "Certificate",
     "CertificationWarning",
     "DirectionalBound",
@@ -66,6 +69,7 @@ __all__ = [
     "MomentsDelta",
     "MomentsGradient",
     "NoiseBound",
+    "NoiseCalibration",
     "NoiseDistribution",
     "PairGradient",
     "PairLogMoments",
@@ -79,6 +83,7 @@ __all__ = [
     "__version__",
     "additive_shift_pairs",
     "best_truncated_gaussian",
+    "calibrate_noise_multiplier",
     "certify",
     "exact_delta",
     "exact_delta_pdp",

@@ -1,4 +1,5 @@
-"""Command line: ``accountant audit ...`` and subcommands registered by plugins.
+"""Command line: ``accountant audit ...``, ``accountant calibrate ...`` and subcommands
+registered by plugins.
 
 Plugins (e.g. the torch extra's ``accountant learn``) register a callable under the
 entry-point group ``accountant.commands``; it receives the subparsers object and adds its
@@ -25,6 +26,7 @@ from accountant.terminal import check_output_path, error_line
 __all__ = ["ENTRY_POINT_GROUP", "build_parser", "check_output_path", "main"]
 
 ENTRY_POINT_GROUP = "accountant.commands"
+_BUILT_IN = ("audit", "calibrate")
 
 #: Tokens that are numbers, negative ones included ("-1e-5", "-inf"), so that argparse
 #: passes them on as values (to be validated and refused by name) instead of reading
@@ -49,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _plugins() -> dict[str, EntryPoint]:
     """Installed plugin subcommands by name, read from metadata without importing them."""
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name != "audit"}
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILT_IN}
 
 
 def _add_unavailable(subparsers, name: str, reason: ImportError) -> str:
@@ -70,7 +72,8 @@ def _add_not_loaded(subparsers, name: str, entry_point: EntryPoint) -> None:
 
 
 def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
-    """The ``accountant`` parser with ``audit`` and the installed plugin subcommands.
+    """The ``accountant`` parser with ``audit``, ``calibrate`` and the installed plugin
+    subcommands.
 
     ``commands``: the plugin subcommands to import and register in full; the others are
     listed by name only. ``None`` (the default) imports every plugin. A plugin that cannot
@@ -78,6 +81,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     ``unavailable`` mapping (name -> message).
     """
     from accountant.cli_audit import add_audit
+    from accountant.cli_calibrate import add_calibrate
 
     parser = _Parser(
         prog="accountant",
@@ -86,6 +90,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     parser.unavailable = {}
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     add_audit(subparsers)
+    add_calibrate(subparsers)
     for name, entry_point in _plugins().items():
         if commands is not None and name not in commands:
             _add_not_loaded(subparsers, name, entry_point)

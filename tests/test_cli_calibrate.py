@@ -1,0 +1,209 @@
+"""``accountant calibrate`` (issue 12): the table and ``--json`` (validated by the shipped
+schema) agree with the library, bad values exit 2 with one line naming the option,
+progress shows on a terminal only, and notes are ``note:`` lines."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import subprocess
+import sys
+from importlib import resources
+
+import jsonschema
+import pytest
+
+import accountant._calibration_search as search_module
+import accountant.buckets.progress as progress_module
+from accountant import calibrate_noise_multiplier
+from accountant.calibration_results import CALIBRATION_SCHEMA_VERSION
+from accountant.cli import main
+from tests.test_calibration import SMALL, _WideBuckets
+
+ARGS = ["--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.05", "--steps", "100"]
+ARGS += ["--cut", "8"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _run(argv: list[str], stderr: io.StringIO | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), stderr if stderr is not None else io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+def schema() -> dict:
+    text = resources.files("accountant").joinpath("schemas/calibrate.schema.json").read_text()
+    return json.loads(text)
+
+
+@pytest.fixture(scope="module")
+def library():
+    return calibrate_noise_multiplier(**SMALL)
+
+
+@pytest.fixture(scope="module")
+def payload() -> dict:
+    status, out, err = _run(["calibrate", *ARGS, "--json"])
+    assert status == 0 and err == "", err
+    return json.loads(out)
+
+
+def test_the_schema_is_a_valid_draft_2020_12_schema():
+    jsonschema.Draft202012Validator.check_schema(schema())
+    assert schema()["properties"]["schema_version"] == {"const": CALIBRATION_SCHEMA_VERSION}
+
+
+def test_json_validates_and_matches_the_library(payload, library):
+    jsonschema.validate(payload, schema())
+    result = payload["result"]
+    assert result["sigma"] == library.sigma and result["sigma_low"] == library.sigma_low
+    assert result["delta_upper"] == library.delta_upper <= 1e-5
+    assert result["converged"] is True and result["evaluations"] == len(payload["points"])
+    assert payload["target"] == {"epsilon": 1.0, "delta": 1e-5, "tolerance": 1e-3}
+    assert payload["mechanism"]["truncation"] == "renormalised"
+    assert payload["seconds"] > 0.0
+
+
+def test_the_key_tree_is_stable(payload):
+    assert set(payload) == {
+        "schema_version",
+        "mechanism",
+        "target",
+        "result",
+        "points",
+        "notes",
+        "seconds",
+    }
+    assert set(payload["mechanism"]) == {
+        "description",
+        "sampling_rate",
+        "steps",
+        "cut",
+        "clip",
+        "truncation",
+    }
+    assert set(payload["result"]) == {
+        "sigma",
+        "delta_lower",
+        "delta_upper",
+        "sigma_low",
+        "sigma_low_delta_lower",
+        "relative_bracket",
+        "converged",
+        "evaluations",
+    }
+    assert set(payload["points"][0]) == {
+        "sigma",
+        "lower",
+        "upper",
+        "accuracy",
+        "achieved_accuracy",
+    }
+
+
+def test_the_table_shows_the_certified_answer(library):
+    status, out, err = _run(["calibrate", *ARGS])
+    assert status == 0 and err == "", err
+    assert re.search(rf"sigma \(noise multiplier\) +{library.sigma:.6g}\n", out), out
+    assert re.search(rf"sigma_low \(certified to fail\) +{library.sigma_low:.6g}\n", out)
+    assert "<= 1e-05" in out and "(tolerance 0.001)" in out
+    assert "noise multiplier for eps = 1, delta = 1e-05 after 100 steps" in out
+    assert "NOT within" not in out and "(computed in " in out
+    assert max(len(line) for line in out.splitlines()) <= 90
+
+
+def test_no_cut_and_clamped_are_passed_on(payload):
+    status, out, _ = _run(["calibrate", *ARGS[:-2], "--cut", "inf", "--json"])
+    uncut = json.loads(out)
+    assert status == 0 and uncut["mechanism"]["cut"] == "inf"
+    jsonschema.validate(uncut, schema())
+    status, out, _ = _run(["calibrate", *ARGS[:-1], "6", "--truncation", "clamped", "--json"])
+    clamped = json.loads(out)
+    assert status == 0 and clamped["mechanism"]["truncation"] == "clamped"
+    assert clamped["result"]["sigma"] != payload["result"]["sigma"]
+
+
+def test_top_level_help_lists_calibrate(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0 and "calibrate" in capsys.readouterr().out
+
+
+BAD = [
+    (["--epsilon", "0"], "--epsilon must be > 0, got 0.0"),
+    (["--epsilon", "nan"], "--epsilon must be finite, got nan"),
+    (["--delta", "1"], "--delta must lie in (0, 1), got 1.0"),
+    (["--sampling-rate", "1.5"], "--sampling-rate must lie in (0, 1], got 1.5"),
+    (["--steps", "0"], "--steps must be a positive integer, got 0"),
+    (["--steps", "1e3"], "--steps: invalid int value: '1e3'"),
+    (["--cut", "-1"], "--cut must be > 0, got -1.0"),
+    (["--cut", "nan"], "--cut must be finite, got nan"),
+    (["--tolerance", "1"], "--tolerance must lie in (0, 1), got 1.0"),
+    (["--accuracy", "0"], "--accuracy must be > 0, got 0.0"),
+    (["--max-sigma", "0"], "--max-sigma must be > 0, got 0.0"),
+    (["--truncation", "clipped"], "--truncation: invalid choice: 'clipped'"),
+]
+
+
+@pytest.mark.parametrize(("change", "needle"), BAD, ids=[" ".join(c) for c, _ in BAD])
+def test_bad_values_exit_2_with_one_line_naming_the_option(change, needle):
+    flag = change[0]
+    argv = list(ARGS)
+    if flag in argv:
+        argv[argv.index(flag) + 1] = change[1]
+    else:
+        argv += change
+    status, out, err = _run(["calibrate", *argv])
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("accountant: error: "), err
+    assert needle in err, err
+
+
+def test_a_missing_option_and_an_unreachable_target_are_one_line():
+    status, _, err = _run(["calibrate", *ARGS[:-2]])
+    assert status == 2 and "--cut" in err and len(err.strip().splitlines()) == 1
+    status, _, err = _run(["calibrate", *ARGS, "--max-sigma", "1.5"])
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert "max_sigma=1.5" in err and "certified delta is [" in err
+
+
+def test_progress_is_drawn_on_a_terminal_only(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setattr(progress_module, "DELAY", 0.0)
+    status, _, err = _run(["calibrate", *ARGS], _Terminal())
+    assert status == 0 and "calibrating sigma" in err and "sigma 2.1" in err
+    status, _, err = _run(["calibrate", *ARGS], io.StringIO())
+    assert status == 0 and err == ""
+
+
+def test_a_missed_tolerance_is_a_note_line(monkeypatch):
+    monkeypatch.setattr(search_module, "PrivacyBuckets", _WideBuckets)
+    status, out, err = _run(["calibrate", *ARGS])
+    assert status == 0 and err == ""
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and "not within tolerance" in notes[0] and "memory budget" in notes[0]
+    assert "NOT within the tolerance (sigma is still certified)" in out
+    assert "Warning" not in out and ".py:" not in out
+    status, out, err = _run(["calibrate", *ARGS, "--json"])
+    payload = json.loads(out)
+    jsonschema.validate(payload, schema())
+    assert payload["result"]["converged"] is False and len(payload["notes"]) == 1
+    assert err.strip() == "note: " + payload["notes"][0]
+
+
+def test_a_real_process_runs_calibrate():
+    result = subprocess.run(
+        [sys.executable, "-m", "accountant", "calibrate", *ARGS, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    jsonschema.validate(json.loads(result.stdout), schema())
