@@ -1,5 +1,7 @@
 """Analytic mechanisms as PrivacyBuckets releases: bucket masses under A and B from CDFs,
-with no noise grid (SPEC section 2).
+with no noise grid (SPEC section 2). The Gaussian releases can also be rounded onto a
+lattice, keeping the mean (``lattice``, :mod:`accountant.buckets.analytic_lattice`), which
+the engine does from many releases on.
 
 ``A`` is the noise centred at 0, ``B`` the noise centred at ``s``, ``L(x) = ln a(x)/b(x)``.
 Each family maps a loss ``l`` to a coordinate ``alpha l + beta`` per side (A or B) in
@@ -52,6 +54,7 @@ from scipy.special import log_ndtr
 
 from accountant._special_functions import _log1mexp, _log_gauss_mass, _logsumexp
 from accountant.buckets._analytic_math import gl_moments, log1mexp, log_gauss_mass
+from accountant.buckets.analytic_lattice import gaussian_law, lattice_release
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
 from accountant.buckets.dpsgd import SubsampledGaussianRelease, release_of
 from accountant.buckets.sources import LossStatistics
@@ -301,6 +304,7 @@ class _GaussianRelease(_AnalyticRelease):
         super().__init__(mechanism)
         s, sigma = Fraction(mechanism.sensitivity), Fraction(mechanism.sigma)
         self._mu = mechanism.sensitivity / mechanism.sigma
+        self._bound = bound
         self._alpha = sigma / s
         self._beta = {"A": -s / (2 * sigma), "B": s / (2 * sigma)}
         if math.isinf(bound):
@@ -315,6 +319,21 @@ class _GaussianRelease(_AnalyticRelease):
         centre, mu = 0.5 * self._mu**2, self._mu
         self._bracket = (max(-top, centre - 40.0 * mu), min(top, centre + 40.0 * mu))
         self._points = []
+
+    def lattice(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
+        """The release rounded onto ``anchor + J width``, keeping the mean
+        (:mod:`accountant.buckets.analytic_lattice`; both directions alike)."""
+        stats = self.statistics(direction, tail_mass)
+        law, bounded = gaussian_law(self.mechanism, self._bound, self._log_z)
+        logs = self.mechanism.mass_logs("A/B")
+        return lattice_release(law, [], "A/B", width, anchor, stats, logs, bounded, max_buckets)
 
     def _log_interval(self, lo, hi, width, side: str) -> np.ndarray:
         return log_gauss_mass(lo, hi, width) - self._log_z

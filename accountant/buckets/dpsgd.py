@@ -17,7 +17,9 @@ Besides the continuous part there are:
 
 Each bucket's masses carry the per-bucket bounds of :mod:`accountant.buckets._dpsgd_masses`;
 the engine gets one relative error (the largest among buckets holding at least ``1e-12`` of
-the largest mass, at most ``1e-9``) and the rest as absolute error vectors.
+the largest mass, at most ``1e-9``) and the rest as absolute error vectors. From many
+releases on the engine rounds the release onto a lattice instead, keeping the mean
+(:meth:`SubsampledGaussianRelease.lattice`, :mod:`accountant.buckets.analytic_lattice`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from accountant.buckets._dpsgd_masses import (
     log_normal_between,
     split_errors,
 )
+from accountant.buckets.analytic_lattice import lattice_release, subsampled_law
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
@@ -328,6 +331,23 @@ class SubsampledGaussianRelease:
             tail = self._num_mass(direction, low, high, slack)
             lost += tail * (1.0 + LOST_SLACK) + _TINY
         return self._assemble(direction, width, anchor, first, masses, errors, lost)
+
+    def lattice(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
+        """The release rounded onto the lattice ``anchor + J width`` over the range of
+        :meth:`statistics`, keeping the mean (:mod:`accountant.buckets.analytic_lattice`)."""
+        stats = self.statistics(direction, tail_mass)
+        law, atoms, bounded = subsampled_law(self.mechanism, self._weights(direction)[0])
+        logs = self.mechanism.mass_logs(direction)
+        return lattice_release(
+            law, atoms, direction, width, anchor, stats, logs, bounded, max_buckets
+        )
 
     def _place_top(self, direction, edges, d_edges, width, anchor, first, masses, errors):
         """Add the atom and the unresolved top to the bucket of the atom's loss; returns the

@@ -1,0 +1,296 @@
+"""Analytic releases rounded onto a lattice, keeping the mean, without a grid (issue 12).
+
+:func:`~accountant.buckets.rounding.round_to_lattice` rounds the finite outcomes of a PLD;
+this module does the same for a continuous loss law given by normal densities (the Gaussian
+mechanism, plain or truncated, and the Poisson-subsampled Gaussian of DP-SGD), plus atoms:
+each outcome with loss ``L`` in ``[g_J, g_{J+1})`` (``g_J = anchor + J w``) gives
+``(g_{J+1} - L)/w`` of its A-mass to ``g_J`` and ``(L - g_J)/w`` to ``g_{J+1}``; the masses
+are integrals over ``l`` (:mod:`accountant.buckets._lattice_quadrature`).
+
+The interval ends are ``x_J``, floats near ``l`` with ``L(l) = g_J``, clipped to the
+support. The split actually computed is the exact mean-preserving split of each interval
+``[x_J, x_{J+1}]`` between two points ``P_J = L(x_J) - c`` and ``Q_J = L(x_{J+1}) + c'``
+(``c, c' >= 0`` only where an end is clipped, so that ``P_J`` and ``Q_J`` stay next to
+``g_J`` and ``g_{J+1}``); masses are stored at ``g_J`` and ``g_{J+1}``. Given the outcome,
+the rounding step ``Z`` then takes one of two values ``w`` apart (Hoeffding variance
+``w^2``) and has mean ``(1 - t)(g_J - P_J) + t (g_{J+1} - Q_J)``: the drift is the largest
+``|P_J - g_J|``, ``|Q_J - g_{J+1}|``, measured from the floats (``L(x_J)`` within
+:meth:`~accountant.buckets._lattice_quadrature.SmoothLaw.loss_error`, ``g_J`` within
+``2u (|J w| + |g_J|)``) after the fact, so the inverse map ``L -> l`` need not be accurate.
+An atom at ``L`` is split by ``t`` from exact rationals; its drift is the rounding of ``L``.
+The float ends of a bounded support may lie ``support_error`` from the true ones: the
+intervals stop that far inside, and the slivers left out count as lost.
+
+Masses carry the quadrature's per-interval bounds; they are split into one relative error
+and an absolute rest as the bucketed releases do
+(:func:`~accountant.buckets._dpsgd_masses.split_errors`). The A-mass outside the interval
+ends (tails the statistics cut, or an atom beyond the lattice) is lost: its normal tails,
+with the ends moved outwards by their rounding, and :data:`LOST_SLACK` on top.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import attrs
+import numpy as np
+
+from accountant._directed import MassLogs
+from accountant.buckets._dpsgd_masses import log_normal_between, split_errors
+from accountant.buckets._lattice_quadrature import (
+    DEAD_Y,
+    TINY,
+    SmoothLaw,
+    U,
+    interval_masses,
+)
+from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
+from accountant.buckets.sources import LossStatistics
+from accountant.buckets.tails import TailMoments
+from accountant.mechanisms_dpsgd import LOG_NORMALISER_ERROR
+
+__all__ = [
+    "LOST_SLACK",
+    "Atom",
+    "LawRounding",
+    "gaussian_law",
+    "lattice_release",
+    "round_law",
+    "subsampled_law",
+]
+
+#: Relative slack on the lost tail masses (their routines are far more accurate).
+LOST_SLACK = 1e-6
+
+
+@attrs.frozen
+class Atom:
+    """A point mass of the numerator at the A/B loss ``loss`` (a float within ``loss_error``
+    of the true loss), its mass within ``relative_error``."""
+
+    loss: float
+    mass: float
+    relative_error: float
+    loss_error: float
+
+
+@attrs.frozen(eq=False)
+class LawRounding:
+    """Lattice masses ``k0 .. k1`` (A/B scale) of a law's continuous part, absolute error
+    bounds per mass, the drift, and the interval ends ``x_K`` with the constants ``c`` of
+    ``P_K = L(x_K) - c_low[K]`` and ``Q_{K-1} = L(x_K) + c_high[K]`` (module note)."""
+
+    masses: np.ndarray
+    errors: np.ndarray
+    drift: float
+    ends: np.ndarray
+    c_low: np.ndarray
+    c_high: np.ndarray
+
+    @property
+    def low_end(self) -> float:
+        """The lowest ``l`` kept."""
+        return float(self.ends[0])
+
+    @property
+    def high_end(self) -> float:
+        """The highest ``l`` kept."""
+        return float(self.ends[-1])
+
+
+def round_law(law: SmoothLaw, anchor: float, k0: int, k1: int, width: float) -> LawRounding:
+    """The continuous part of ``law`` split onto ``anchor + K width``, ``K = k0 .. k1``
+    (module note)."""
+    scaled = np.arange(k0, k1 + 1, dtype=np.float64) * width
+    points = anchor + scaled
+    point_error = 2.0 * U * (np.abs(scaled) + np.abs(points))
+    low, high = law.support
+    if law.support_error > 0.0:  # inside the true support: the slivers left out are lost
+        low = math.nextafter(math.nextafter(low + law.support_error, math.inf), math.inf)
+        high = math.nextafter(math.nextafter(high - law.support_error, -math.inf), -math.inf)
+    with np.errstate(invalid="ignore"):
+        raw = np.maximum.accumulate(law.inverse(points))
+    below, above = raw < low, raw > high
+    ends = np.clip(raw, low, high)
+    loss = law.loss(ends)
+    diff = loss - points
+    miss = (law.loss_error(ends, loss) + point_error + U * np.abs(diff)) * (1.0 + 1e-9)
+    c_lo = np.where(below, np.maximum(diff, 0.0), 0.0)
+    c_hi = np.where(above, np.maximum(-diff, 0.0), 0.0)
+    used = np.flatnonzero(ends[1:] > ends[:-1])
+    plus, minus, err_plus, err_minus = interval_masses(
+        law, ends[used], ends[used + 1], c_lo[used], c_hi[used + 1]
+    )
+    masses, errors = np.zeros(points.size), np.zeros(points.size)
+    masses[used] += minus
+    masses[used + 1] += plus
+    errors[used] += err_minus
+    errors[used + 1] += err_plus
+    drift = 0.0
+    if used.size:
+        left = np.abs(diff[used] - c_lo[used]) + miss[used]
+        right = np.abs(diff[used + 1] + c_hi[used + 1]) + miss[used + 1]
+        drift = float(max(np.max(left), np.max(right)))
+    return LawRounding(masses, errors, drift, ends, c_lo, c_hi)
+
+
+def _tails(law: SmoothLaw, low_end: float, high_end: float, bounded: bool) -> float:
+    """An upper bound on the numerator mass of ``l`` below ``low_end`` and above
+    ``high_end`` (to the support's ends when ``bounded``, else to infinity), each end moved
+    outwards by its rounding in ``y``."""
+    total = 0.0
+    mu, slack = law.mu, law.support_error / law.mu
+    for weight, offset in zip(law.weights, law.offsets, strict=True):
+        if weight == 0.0:
+            continue
+        floor_y, ceiling_y = -math.inf, math.inf
+        if bounded:
+            floor_y = law.support[0] / mu + offset - slack
+            ceiling_y = law.support[1] / mu + offset + slack
+        low_y, high_y = low_end / mu + offset, high_end / mu + offset
+        # y = l/mu + o: rounded twice, with mu's own rounding: 3u (|y| + |l|/mu + mu)
+        low_y += 3.0 * U * (abs(low_y) + abs(low_end) / mu + mu)
+        high_y -= 3.0 * U * (abs(high_y) + abs(high_end) / mu + mu)
+        for a, b in ((floor_y, low_y), (high_y, ceiling_y)):
+            if b > a:
+                log_mass = float(log_normal_between(np.array([a]), np.array([b]))[0])
+                total += weight * math.exp(log_mass - law.log_norm + 2.0 * law.norm_error)
+    return total * (1.0 + LOST_SLACK) + TINY
+
+
+def _place_atoms(atoms, anchor, k0, k1, width, masses, errors) -> tuple[float, float]:
+    """Split each atom between its two lattice neighbours (exact rational position);
+    returns ``(lost mass, drift)``."""
+    lost, drift = 0.0, 0.0
+    step = Fraction(width)
+    for atom in atoms:
+        if atom.mass <= 0.0:
+            continue
+        offset = Fraction(atom.loss) - Fraction(anchor)
+        index = math.floor(offset / step)
+        share = float((offset - index * step) / step)
+        error = atom.relative_error + 4.0 * U
+        if k0 <= index < k1:
+            parts = ((index - k0, atom.mass * (1.0 - share)), (index + 1 - k0, atom.mass * share))
+        elif index == k1 and share == 0.0:
+            parts = ((index - k0, atom.mass),)
+        else:
+            lost += atom.mass * (1.0 + error)
+            continue
+        for position, mass in parts:
+            masses[position] += mass
+            errors[position] += error * mass
+        drift = max(drift, atom.loss_error + 2.0 * U * width)
+    return lost, drift
+
+
+def lattice_release(
+    law: SmoothLaw,
+    atoms: list[Atom],
+    direction: str,
+    width: float,
+    anchor: float,
+    stats: LossStatistics,
+    mass_logs: MassLogs,
+    bounded: bool,
+    max_buckets: int = 1 << 62,
+) -> BucketedPLD:
+    """The rounded release of ``direction`` (``law`` and ``atoms`` in the A/B loss scale, the
+    numerator of ``direction``) on the lattice ``anchor + J width`` covering the statistics'
+    range ``[low, high]``, as :func:`~accountant.buckets.rounding.round_to_lattice` returns
+    it. More than ``max_buckets`` lattice points raise
+    :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated."""
+    step = Fraction(width)
+    first = math.floor((Fraction(stats.low) - Fraction(anchor)) / step)
+    last = max(first + 1, math.ceil((Fraction(stats.high) - Fraction(anchor)) / step))
+    count = last - first + 1
+    if count > max_buckets:
+        raise BucketBudgetError(count)
+    flip = direction == "B/A"
+    k0, k1, anchor_ab = (-last, -first, -anchor) if flip else (first, last, anchor)
+    rounded = round_law(law, anchor_ab, k0, k1, width)
+    masses, errors = rounded.masses, rounded.errors
+    lost, atom_drift = _place_atoms(atoms, anchor_ab, k0, k1, width, masses, errors)
+    lost += _tails(law, rounded.low_end, rounded.high_end, bounded)
+    if flip:
+        masses, errors = masses[::-1].copy(), errors[::-1].copy()
+    relative = split_errors([masses, masses], [errors, errors])
+    absolute = np.maximum(errors - relative * np.maximum(masses - errors, 0.0), 0.0)
+    absolute += np.where(masses < TINY, TINY, 0.0)
+    points = anchor + (first + np.arange(count)) * width
+    with np.errstate(divide="ignore", over="ignore"):
+        mass_b = np.minimum(np.exp(np.log(masses) - points), 1e300)
+        logs = np.abs(np.log(masses[masses > 0.0]))
+        scale = np.minimum(np.exp(-points), 1e300)
+    largest = abs(anchor) + width * (abs(first) + count)
+    # B = exp(ln A - g): a few ulps of |ln A| + |g| on top of A's own error
+    exponent_error = 4.0 * U * (float(np.max(logs, initial=0.0)) + largest)
+    pad = 4.0 * U * largest
+    result = BucketedPLD(
+        width=width,
+        first_index=first,
+        mass_a=masses,
+        mass_b=mass_b,
+        offset_low=anchor - pad,
+        offset_high=anchor + pad,
+        mass_logs=mass_logs,
+        lost_a=lost,
+        relative_error=relative + exponent_error + 2.0 * U,
+        error_a=1.01 * float(np.linalg.norm(absolute)),
+        error_b=1.01 * float(np.linalg.norm(absolute * scale)),
+        entry_error=1.01 * float(np.max(absolute)),
+        hoeffding_variance=width * width,
+        hoeffding_drift=max(rounded.drift, atom_drift) * (1.0 + 1e-9),
+    )
+    return attrs.evolve(result, tail_moments=((TailMoments.of(result), 1),))
+
+
+def tail_cutoff(mu: float) -> float:
+    """An ``l`` beyond which every side's ``|y|`` exceeds ``DEAD_Y + 1``."""
+    return mu * (DEAD_Y + 2.0 + mu)
+
+
+def subsampled_law(mechanism: Any, numerator: tuple[float, float]) -> tuple:
+    """``(law, atoms, bounded)`` of a subsampled truncated Gaussian whose numerator weighs
+    the sides (A, shifted) by ``numerator``: support ``[-l*, l*]``
+    (``l* = k/sigma - 1/(2 sigma^2)`` from exact rationals, rounded once), or up to
+    :func:`tail_cutoff` uncut; the atom at ``L_max = -ln(1 - q)`` (``log1p``: 2 ulps) with the
+    A-side weight."""
+    g = mechanism.geometry
+    mu, q = g.mu, g.q
+    bounded = math.isfinite(g.cut)
+    if bounded:
+        sigma = Fraction(mechanism.sigma)
+        star = float(Fraction(g.cut) / sigma - 1 / (2 * sigma * sigma))
+        support = (-star, star)
+        support_error = 1.01 * U * star
+    else:
+        support = (-math.inf, math.inf if q == 1.0 else tail_cutoff(mu))
+        support_error = 0.0
+    norm_error = LOG_NORMALISER_ERROR if g.log_norm != 0.0 else 0.0
+    law = SmoothLaw(mu, q, numerator, g.log_norm, norm_error, support, support_error)
+    atoms = []
+    if q < 1.0 and g.log_atom > -math.inf:
+        mass = numerator[0] * math.exp(g.log_atom)
+        atoms.append(Atom(g.atom_loss, mass, g.atom_error + 2.0 * U, 2.0 * U * g.atom_loss))
+    return law, atoms, bounded
+
+
+def gaussian_law(mechanism: Any, bound: float, log_norm: float) -> tuple[SmoothLaw, bool]:
+    """``(law, bounded)`` of the (truncated) Gaussian mechanism: ``q = 1`` (``L = l``),
+    ``mu = s / sigma``, the A side; cut to ``[-r, r]`` the support is ``l`` in
+    ``[mu (-r/sigma) + mu^2/2, mu (r - s)/sigma + mu^2/2]`` (exact rationals, rounded once),
+    ``ln Z`` within ``BASE_ERROR + 16 u (rho + 1)^2``."""
+    mu = mechanism.sensitivity / mechanism.sigma
+    if math.isinf(bound):
+        return SmoothLaw(mu, 1.0, (1.0, 0.0), 0.0, 0.0, (-math.inf, math.inf), 0.0), False
+    s, sigma, r = Fraction(mechanism.sensitivity), Fraction(mechanism.sigma), Fraction(bound)
+    exact_mu = s / sigma
+    ends = [exact_mu * (y / sigma) + exact_mu * exact_mu / 2 for y in (-r, r - s)]
+    support = (float(ends[0]), float(ends[1]))
+    error = 1.01 * U * max(abs(e) for e in support)
+    rho = bound / mechanism.sigma
+    norm_error = 256.0 * U + 16.0 * U * (rho + 1.0) ** 2
+    return SmoothLaw(mu, 1.0, (1.0, 0.0), log_norm, norm_error, support, error), True
