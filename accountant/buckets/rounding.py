@@ -70,6 +70,7 @@ def round_to_lattice(
     anchor: float,
     tail_mass: float,
     max_buckets: int = 1 << 62,
+    moments: tuple | None = None,
 ) -> BucketedPLD:
     """The rounded single release (see the module note) as a :class:`BucketedPLD` whose
     buckets are lattice points: zero-width loss intervals ``[g_J, g_J]`` widened only by
@@ -78,6 +79,8 @@ def round_to_lattice(
     A-mass in the tails beyond ``tail_mass`` on each side is cut (counted in ``lost_a``).
     More than ``max_buckets`` lattice points raise
     :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated.
+    ``moments``: the ``tail_moments`` an earlier call with the same arguments returned (they
+    depend on nothing else), to skip computing them again.
     """
     if pld.losses.size == 0:
         return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
@@ -120,4 +123,6 @@ def round_to_lattice(
         hoeffding_variance=width * width,
         hoeffding_drift=drift,
     )
-    return attrs.evolve(rounded, tail_moments=((TailMoments.of(rounded), 1),))
+    if moments is None:
+        moments = ((TailMoments.of(rounded), 1),)
+    return attrs.evolve(rounded, tail_moments=moments)

@@ -120,6 +120,7 @@ class PLDRelease:
     def __init__(self, a_over_b: PrivacyLossDistribution, description: str = "pld"):
         self._plds = {"A/B": a_over_b, "B/A": a_over_b.reversed()}
         self.description = description
+        self._moments: dict = {}  # tail moments of rounded releases, kept between passes
 
     def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
         return pld_statistics(self._plds[direction], tail_mass)
@@ -144,7 +145,12 @@ class PLDRelease:
     ) -> BucketedPLD:
         """The losses rounded onto the lattice ``anchor + J width``, keeping the mean
         (:func:`~accountant.buckets.rounding.round_to_lattice`)."""
-        return round_to_lattice(self._plds[direction], width, anchor, tail_mass, max_buckets)
+        key = (direction, width, anchor, tail_mass)
+        rounded = round_to_lattice(
+            self._plds[direction], width, anchor, tail_mass, max_buckets, self._moments.get(key)
+        )
+        self._moments[key] = rounded.tail_moments
+        return rounded
 
     def same_directions(self) -> bool:
         first, second = self._plds["A/B"], self._plds["B/A"]
