@@ -1,7 +1,7 @@
 """Analytic mechanisms as PrivacyBuckets releases: bucket masses under A and B from CDFs,
-with no noise grid (SPEC section 2). The Gaussian releases can also be rounded onto a
-lattice, keeping the mean (``lattice``, :mod:`accountant.buckets.analytic_lattice`), which
-the engine does from many releases on.
+with no noise grid (SPEC section 2). The releases can also be rounded onto a lattice,
+keeping the mean (``lattice``, :mod:`accountant.buckets.analytic_lattice`), which the engine
+does from many releases on.
 
 ``A`` is the noise centred at 0, ``B`` the noise centred at ``s``, ``L(x) = ln a(x)/b(x)``.
 Each family maps a loss ``l`` to a coordinate ``alpha l + beta`` per side (A or B) in
@@ -57,6 +57,7 @@ from accountant.buckets._analytic_math import gl_moments, log1mexp, log_gauss_ma
 from accountant.buckets.analytic_lattice import gaussian_law, lattice_release
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
 from accountant.buckets.dpsgd import SubsampledGaussianRelease, release_of
+from accountant.buckets.laplace_lattice import laplace_parts
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
@@ -134,7 +135,8 @@ class _AnalyticRelease:
     (exact coordinate interval of the finite-loss outcomes, ``None`` for unbounded),
     ``_bracket`` (a finite loss interval holding all but ``< MIN_TAIL`` of the A-mass)
     and ``_points`` (``(exact loss, ln A-mass, ln B-mass)``), and implement
-    ``_log_interval``, ``_log_tail``, ``_moments``, ``_rounding`` and ``_relative_error``.
+    ``_log_interval``, ``_log_tail``, ``_moments``, ``_rounding``, ``_relative_error`` and
+    ``_lattice_parts`` (the continuous part and atoms of :meth:`lattice`).
     """
 
     _alpha: Fraction
@@ -296,6 +298,21 @@ class _AnalyticRelease:
         # Chernoff moments of the bucketed A-masses, for certified tail cuts in composition
         return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))
 
+    def lattice(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> BucketedPLD:
+        """The release rounded onto ``anchor + J width`` over the range of :meth:`statistics`,
+        keeping the mean (:mod:`accountant.buckets.analytic_lattice`; both directions alike)."""
+        stats = self.statistics(direction, tail_mass)
+        part, atoms = self._lattice_parts()
+        logs = self.mechanism.mass_logs("A/B")
+        return lattice_release(part, atoms, "A/B", width, anchor, stats, logs, max_buckets)
+
 
 class _GaussianRelease(_AnalyticRelease):
     """(Truncated) Gaussian: coordinates ``Y = l/mu - mu/2`` (A), ``Y' = l/mu + mu/2`` (B)."""
@@ -320,20 +337,8 @@ class _GaussianRelease(_AnalyticRelease):
         self._bracket = (max(-top, centre - 40.0 * mu), min(top, centre + 40.0 * mu))
         self._points = []
 
-    def lattice(
-        self,
-        direction: str,
-        width: float,
-        anchor: float,
-        tail_mass: float,
-        max_buckets: int = 1 << 62,
-    ) -> BucketedPLD:
-        """The release rounded onto ``anchor + J width``, keeping the mean
-        (:mod:`accountant.buckets.analytic_lattice`; both directions alike)."""
-        stats = self.statistics(direction, tail_mass)
-        law, bounded = gaussian_law(self.mechanism, self._bound, self._log_z)
-        logs = self.mechanism.mass_logs("A/B")
-        return lattice_release(law, [], "A/B", width, anchor, stats, logs, bounded, max_buckets)
+    def _lattice_parts(self) -> tuple:
+        return gaussian_law(self.mechanism, self._bound, self._log_z), []
 
     def _log_interval(self, lo, hi, width, side: str) -> np.ndarray:
         return log_gauss_mass(lo, hi, width) - self._log_z
@@ -393,6 +398,9 @@ class _LaplaceRelease(_AnalyticRelease):
                 log_side += _log1mexp(-(bound - mechanism.sensitivity) / mechanism.scale)
             t = self._t
             self._points = [(s / b, log_side, log_side - t), (-s / b, log_side - t, log_side)]
+
+    def _lattice_parts(self) -> tuple:
+        return laplace_parts(self)
 
     def _log_interval(self, lo, hi, width, side: str) -> np.ndarray:
         log_span = log1mexp(-0.5 * width) - self._log_2z

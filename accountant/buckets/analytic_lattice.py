@@ -55,6 +55,7 @@ __all__ = [
     "LOST_SLACK",
     "Atom",
     "LawRounding",
+    "NormalPart",
     "gaussian_law",
     "lattice_release",
     "round_law",
@@ -98,6 +99,23 @@ class LawRounding:
     def high_end(self) -> float:
         """The highest ``l`` kept."""
         return float(self.ends[-1])
+
+
+@attrs.frozen
+class NormalPart:
+    """The continuous part of a release given by a :class:`SmoothLaw`: ``bounded`` when the
+    support ends are the law's own (else the mass beyond them is lost too)."""
+
+    law: SmoothLaw
+    bounded: bool
+
+    def round_onto(self, anchor: float, k0: int, k1: int, width: float) -> LawRounding:
+        """:func:`round_law`."""
+        return round_law(self.law, anchor, k0, k1, width)
+
+    def lost_beyond(self, rounded: LawRounding) -> float:
+        """An upper bound on the mass outside ``rounded``'s interval ends."""
+        return _tails(self.law, rounded.low_end, rounded.high_end, self.bounded)
 
 
 def round_law(law: SmoothLaw, anchor: float, k0: int, k1: int, width: float) -> LawRounding:
@@ -187,20 +205,20 @@ def _place_atoms(atoms, anchor, k0, k1, width, masses, errors) -> tuple[float, f
 
 
 def lattice_release(
-    law: SmoothLaw,
+    part: Any,
     atoms: list[Atom],
     direction: str,
     width: float,
     anchor: float,
     stats: LossStatistics,
     mass_logs: MassLogs,
-    bounded: bool,
     max_buckets: int = 1 << 62,
 ) -> BucketedPLD:
-    """The rounded release of ``direction`` (``law`` and ``atoms`` in the A/B loss scale, the
-    numerator of ``direction``) on the lattice ``anchor + J width`` covering the statistics'
-    range ``[low, high]``, as :func:`~accountant.buckets.rounding.round_to_lattice` returns
-    it. More than ``max_buckets`` lattice points raise
+    """The rounded release of ``direction`` (the continuous ``part``, a :class:`NormalPart`
+    or anything with its two methods, and ``atoms`` in the A/B loss scale, the numerator of
+    ``direction``) on the lattice ``anchor + J width`` covering the statistics' range
+    ``[low, high]``, as :func:`~accountant.buckets.rounding.round_to_lattice` returns it.
+    More than ``max_buckets`` lattice points raise
     :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated."""
     step = Fraction(width)
     first = math.floor((Fraction(stats.low) - Fraction(anchor)) / step)
@@ -210,10 +228,10 @@ def lattice_release(
         raise BucketBudgetError(count)
     flip = direction == "B/A"
     k0, k1, anchor_ab = (-last, -first, -anchor) if flip else (first, last, anchor)
-    rounded = round_law(law, anchor_ab, k0, k1, width)
+    rounded = part.round_onto(anchor_ab, k0, k1, width)
     masses, errors = rounded.masses, rounded.errors
     lost, atom_drift = _place_atoms(atoms, anchor_ab, k0, k1, width, masses, errors)
-    lost += _tails(law, rounded.low_end, rounded.high_end, bounded)
+    lost += part.lost_beyond(rounded)
     if flip:
         masses, errors = masses[::-1].copy(), errors[::-1].copy()
     relative = split_errors([masses, masses], [errors, errors])
@@ -253,7 +271,7 @@ def tail_cutoff(mu: float) -> float:
 
 
 def subsampled_law(mechanism: Any, numerator: tuple[float, float]) -> tuple:
-    """``(law, atoms, bounded)`` of a subsampled truncated Gaussian whose numerator weighs
+    """``(part, atoms)`` of a subsampled truncated Gaussian whose numerator weighs
     the sides (A, shifted) by ``numerator``: support ``[-l*, l*]``
     (``l* = k/sigma - 1/(2 sigma^2)`` from exact rationals, rounded once), or up to
     :func:`tail_cutoff` uncut; the atom at ``L_max = -ln(1 - q)`` (``log1p``: 2 ulps) with the
@@ -275,17 +293,19 @@ def subsampled_law(mechanism: Any, numerator: tuple[float, float]) -> tuple:
     if q < 1.0 and g.log_atom > -math.inf:
         mass = numerator[0] * math.exp(g.log_atom)
         atoms.append(Atom(g.atom_loss, mass, g.atom_error + 2.0 * U, 2.0 * U * g.atom_loss))
-    return law, atoms, bounded
+    return NormalPart(law, bounded), atoms
 
 
-def gaussian_law(mechanism: Any, bound: float, log_norm: float) -> tuple[SmoothLaw, bool]:
-    """``(law, bounded)`` of the (truncated) Gaussian mechanism: ``q = 1`` (``L = l``),
+def gaussian_law(mechanism: Any, bound: float, log_norm: float) -> NormalPart:
+    """The continuous part of the (truncated) Gaussian mechanism: ``q = 1`` (``L = l``),
     ``mu = s / sigma``, the A side; cut to ``[-r, r]`` the support is ``l`` in
     ``[mu (-r/sigma) + mu^2/2, mu (r - s)/sigma + mu^2/2]`` (exact rationals, rounded once),
     ``ln Z`` within ``BASE_ERROR + 16 u (rho + 1)^2``."""
     mu = mechanism.sensitivity / mechanism.sigma
     if math.isinf(bound):
-        return SmoothLaw(mu, 1.0, (1.0, 0.0), 0.0, 0.0, (-math.inf, math.inf), 0.0), False
+        return NormalPart(
+            SmoothLaw(mu, 1.0, (1.0, 0.0), 0.0, 0.0, (-math.inf, math.inf), 0.0), False
+        )
     s, sigma, r = Fraction(mechanism.sensitivity), Fraction(mechanism.sigma), Fraction(bound)
     exact_mu = s / sigma
     ends = [exact_mu * (y / sigma) + exact_mu * exact_mu / 2 for y in (-r, r - s)]
@@ -293,4 +313,4 @@ def gaussian_law(mechanism: Any, bound: float, log_norm: float) -> tuple[SmoothL
     error = 1.01 * U * max(abs(e) for e in support)
     rho = bound / mechanism.sigma
     norm_error = 256.0 * U + 16.0 * U * (rho + 1.0) ** 2
-    return SmoothLaw(mu, 1.0, (1.0, 0.0), log_norm, norm_error, support, error), True
+    return NormalPart(SmoothLaw(mu, 1.0, (1.0, 0.0), log_norm, norm_error, support, error), True)

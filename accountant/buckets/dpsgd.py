@@ -343,11 +343,9 @@ class SubsampledGaussianRelease:
         """The release rounded onto the lattice ``anchor + J width`` over the range of
         :meth:`statistics`, keeping the mean (:mod:`accountant.buckets.analytic_lattice`)."""
         stats = self.statistics(direction, tail_mass)
-        law, atoms, bounded = subsampled_law(self.mechanism, self._weights(direction)[0])
+        part, atoms = subsampled_law(self.mechanism, self._weights(direction)[0])
         logs = self.mechanism.mass_logs(direction)
-        return lattice_release(
-            law, atoms, direction, width, anchor, stats, logs, bounded, max_buckets
-        )
+        return lattice_release(part, atoms, direction, width, anchor, stats, logs, max_buckets)
 
     def _place_top(self, direction, edges, d_edges, width, anchor, first, masses, errors):
         """Add the atom and the unresolved top to the bucket of the atom's loss; returns the

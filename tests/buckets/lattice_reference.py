@@ -132,3 +132,50 @@ def finite_mass(m, direction: str):
     """The numerator's A-mass of finite losses (all of the overlap and the atom)."""
     mu, _q, lo, hi, z, wa, ws, atom, _ = law_of(m, direction)
     return mp.quad(_density(mu, z, wa, ws), _pieces(lo, hi)) + atom
+
+
+def laplace_law(m) -> tuple:
+    """``(c, top, atoms)`` of the (truncated) Laplace mechanism's A/B loss: A-density
+    ``c e^(L/2)`` on ``[-top, top]``, point masses ``[(loss, A-mass)]``; from the densities
+    ``e^(-|x|/b) / (2bZ)`` on ``[-r, r]`` and the loss ``(|x - s| - |x|)/b`` where both live."""
+    mp.mp.dps = DIGITS
+    b, s = mp.mpf(m.scale), mp.mpf(m.sensitivity)
+    r = mp.mpf(getattr(m, "bound", mp.inf))
+    z = 1 - mp.exp(-r / b) if mp.isfinite(r) else mp.mpf(1)
+    t = s / b
+    top = min(s, 2 * r - s) / b
+    # x in (0, s) (within the overlap [s - r, r]) has L = (s - 2x)/b, dx = b dL / 2
+    c = mp.exp(-t / 2) / (4 * z)
+    atoms = []
+    if s < r:
+        side = (1 - mp.exp(-(r - s) / b)) / (2 * z) if mp.isfinite(r) else mp.mpf(1) / 2
+        atoms = [(t, side), (-t, side * mp.exp(-t))]
+    return c, top, atoms
+
+
+def laplace_split_mass(m, below, point, above):
+    """The mass the split gives ``point`` from its neighbours ``below`` and ``above`` (the
+    split is exact at these floats); atoms by the hat of the same points."""
+    c, top, atoms = laplace_law(m)
+    below, point, above = (mp.mpf(float(v)) for v in (below, point, above))
+    total = mp.mpf(0)
+    for a, b, share in (
+        (below, point, lambda v: (v - below) / (point - below)),
+        (point, above, lambda v: (above - v) / (above - point)),
+    ):
+        lo, hi = max(a, -top), min(b, top)
+        if hi > lo:
+            total += mp.quad(lambda v, share=share: share(v) * c * mp.exp(v / 2), [lo, hi])
+        for loss, mass in atoms:
+            if a < loss < b or loss == point:
+                total += mass * (share(loss) if loss != point else 1) / (2 if loss == point else 1)
+    return total
+
+
+def laplace_moments(m):
+    """``(finite A-mass, mean A/B loss)``."""
+    c, top, atoms = laplace_law(m)
+    mass = mp.quad(lambda v: c * mp.exp(v / 2), [-top, top]) + sum(a for _, a in atoms)
+    first = mp.quad(lambda v: v * c * mp.exp(v / 2), [-top, top])
+    first += sum(loss * a for loss, a in atoms)
+    return mass, first / mass

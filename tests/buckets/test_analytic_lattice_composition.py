@@ -25,6 +25,10 @@ ROUNDED = {
     "clamped": mechanisms.SubsampledTruncatedGaussian(
         sigma=1.1, sampling_rate=0.004, cut=8.0, truncation="clamped"
     ),
+    "laplace": mechanisms.LaplaceMechanism(scale=20.0, sensitivity=1.0),
+    "truncated laplace": mechanisms.TruncatedLaplaceMechanism(
+        scale=20.0, bound=60.0, sensitivity=1.0
+    ),
 }
 
 
@@ -87,5 +91,27 @@ def test_subsampled_composition_meets_interval_bucketing(truncation, direction, 
     bucketed = PrivacyBuckets(accuracy=1e-3).compose(m, 200)
     assert not bucketed._rounds(bucketed._start(direction))
     coarse = bucketed.delta(eps, direction=direction)
+    assert np.all(fine.lower <= coarse.upper), fine.lower - coarse.upper
+    assert np.all(coarse.lower <= fine.upper), coarse.lower - fine.upper
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        mechanisms.LaplaceMechanism(scale=10.0, sensitivity=1.0),
+        mechanisms.TruncatedLaplaceMechanism(scale=10.0, bound=40.0, sensitivity=1.0),
+    ],
+    ids=["laplace", "truncated"],
+)
+def test_laplace_composition_meets_interval_bucketing(mechanism, monkeypatch):
+    """500 Laplace releases: the rounded bracket (relative width below 1e-3) and the bracket
+    of interval bucketing intersect at every eps."""
+    eps = np.array([0.5, 2.0, 5.0, 8.0])
+    rounded = PrivacyBuckets().compose(mechanism, 500)
+    assert rounded._rounds(rounded._start("A/B"))
+    fine = rounded.delta(eps)
+    assert np.all(fine.upper - fine.lower <= 1e-3 * fine.upper)
+    monkeypatch.setattr(engine, "ROUNDING_RELEASES", None)
+    coarse = PrivacyBuckets(accuracy=1e-3).compose(mechanism, 500).delta(eps)
     assert np.all(fine.lower <= coarse.upper), fine.lower - coarse.upper
     assert np.all(coarse.lower <= fine.upper), coarse.lower - fine.upper
