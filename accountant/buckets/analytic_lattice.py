@@ -241,7 +241,8 @@ def lattice_release(
     with np.errstate(divide="ignore", over="ignore"):
         mass_b = np.minimum(np.exp(np.log(masses) - points), 1e300)
         logs = np.abs(np.log(masses[masses > 0.0]))
-        scale = np.minimum(np.exp(-points), 1e300)
+        scale = np.exp(-points)
+    fits = bool(np.all(scale < 1e300) and np.all(mass_b < 1e300))
     largest = abs(anchor) + width * (abs(first) + count)
     # B = exp(ln A - g): a few ulps of |ln A| + |g| on top of A's own error
     exponent_error = 4.0 * U * (float(np.max(logs, initial=0.0)) + largest)
@@ -257,7 +258,8 @@ def lattice_release(
         lost_a=lost,
         relative_error=relative + exponent_error + 2.0 * U,
         error_a=1.01 * float(np.linalg.norm(absolute)),
-        error_b=1.01 * float(np.linalg.norm(absolute * scale)),
+        # B = A e^{-g}; where e^{-g} overflows, no B error is known (A-only bounds remain)
+        error_b=1.01 * float(np.linalg.norm(absolute * scale)) if fits else math.inf,
         entry_error=1.01 * float(np.max(absolute)),
         hoeffding_variance=width * width,
         hoeffding_drift=max(rounded.drift, atom_drift) * (1.0 + 1e-9),

@@ -264,3 +264,18 @@ def test_laplace_masses_mass_and_mean(name, width):
     )
     assert abs(math.fsum(masses * points) / total - float(mean)) <= tolerance
     assert pld.hoeffding_variance == width**2 and pld.hoeffding_drift < 1e-14
+
+
+def test_b_errors_cover_losses_whose_exponential_overflows():
+    """A lattice reaching losses below -690 (A-masses there only known to within the
+    smallest normal float) cannot bound the B-masses ``A e^{-g}`` in floats: the B error is
+    infinite (the A-only bounds remain), never a capped finite number."""
+    m = mechanisms.GaussianMechanism(sigma=0.02, sensitivity=1.0)
+    release = analytic_release(m)
+    part = analytic_lattice.gaussian_law(m, math.inf, 0.0)
+    stats = release.statistics("A/B", TAIL)
+    wide = type(stats)(stats.mean, stats.variance, -800.0, stats.high, 0.0, None)
+    logs = m.mass_logs("A/B")
+    pld = analytic_lattice.lattice_release(part, [], "A/B", 1.0, 0.0, wide, logs)
+    assert pld.first_index <= -700
+    assert pld.error_b >= 2.2e-308 * math.exp(700.0)
