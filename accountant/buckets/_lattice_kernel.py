@@ -71,7 +71,8 @@ def split_kernel(
     ``panels[j]`` equal panels (none: a dead interval, error :data:`_TINY`), each integrated
     by Gauss-Legendre of the order :func:`gl_order` gives its ``rho``, with nodes placed from
     the nearer end of the interval. ``e+``, ``e-``: each panel's share of ``m+``, ``m-`` times
-    its own bound on the relative error of the density (``dy (|y| + 1) 1.01 + u (y^2 + 8)``,
+    its own bound on the relative error of the density (``dy (|y| + 1) 1.01 + u (y^2 +
+    2 |ln Z| + 8)``,
     ``dy = 3u (|l|/mu + |y| + mu + 1)``) and of the node placement (``8u (max(2, tau) +
     tau |y| / mu + 2)``, ``tau`` the largest offset of a node from its interval end), with
     the panel's largest ``|y|`` and ``|l|``. The panels' shares are summed with
@@ -166,7 +167,7 @@ def split_kernel(
             ell_top = max(abs(lo[j] + left), abs(lo[j] + left + full))
             tau = min(left, right_end) + full
             dy = 3.0 * _U * (ell_top / mu + y_top + mu + 1.0)
-            rel = dy * (y_top + 1.0) * 1.01 + _U * (y_top * y_top + 8.0)
+            rel = dy * (y_top + 1.0) * 1.01 + _U * (y_top * y_top + 2.0 * abs(log_norm) + 8.0)
             rel += 8.0 * _U * (max(2.0, tau) + tau * y_top / mu + 2.0)
             err_plus[j] += rel * part_plus
             err_minus[j] += rel * part_minus

@@ -38,12 +38,13 @@ Rounding, relative (each a generous multiple of the few ulps of the step). Per i
 condition of ``log1p`` at ``-(1 - e^-D)`` is ``<= e^D <= e^W``), ``W`` (the same, and the
 low part of ``b - a``), ``ln Z``, and the sums (``order + 16`` ulps within a panel; panels
 are added with compensation, ``2u + panels u^2``). Per panel, on its share of the masses:
-the density (``y`` off by ``dy = 3u(|l|/mu + |y| + mu + 1)``: ``dy (|y| + 1)``, ``exp``:
-``u(y^2 + 8)``) and the node placement: a node off by ``8u`` of its offset ``tau`` from the
-nearer interval end moves ``D_a`` and ``D_b`` by at most ``8u max(2, tau + 1)`` relatively
-(``D_a`` is concave in its offset; ``|(ln s)'| <= 1`` gives ``D_b'/D_b <= 1/(1 - e^-tau)``)
-and the density by ``8u tau |y| / mu``. Panels where every side's ``|y| >= 41`` are not
-integrated: their mass (below ``1e-360``) counts as the absolute error :data:`TINY`.
+the density (``y`` off by ``dy = 3u(|l|/mu + |y| + mu + 1)``: ``dy (|y| + 1)``; ``exp``:
+``u(y^2 + 2 |ln Z| + 8)``) and the node placement: a node off by ``8u`` of its offset
+``tau`` from the nearer interval end moves ``D_a`` and ``D_b`` by at most
+``8u max(2, tau + 1)`` relatively (``D_a`` is concave in its offset; ``|(ln s)'| <= 1``
+gives ``D_b'/D_b <= 1/(1 - e^-tau)``) and the density by ``8u tau |y| / mu``. Panels where
+every side's ``|y| >= 41`` are not integrated: their mass (below ``1e-360``) counts as the
+absolute error :data:`TINY`.
 """
 
 from __future__ import annotations
@@ -234,7 +235,8 @@ def _relative(law, lo, hi, delta_low, s_lo, width, order, panels) -> np.ndarray:
     else:
         ell = np.maximum(np.abs(lo), np.abs(hi))
         err_s = 4.0 * U * (abs(law.logit) + ell + 2.0)
-        e_d = np.exp(np.minimum(width, 50.0)) * (err_s + 4.0 * U) + 4.0 * U
+        with np.errstate(over="ignore"):  # an absurdly wide lattice: an infinite bound
+            e_d = np.exp(width) * (err_s + 4.0 * U) + 4.0 * U
         e_w = e_d + np.abs(delta_low) * s_lo / width + 3.0 * U
     sums = (order + 16.0 + panels * U) * U
     return (e_d + e_w + 2.0 * law.norm_error + sums) * (1.0 + 1e-6)
