@@ -39,6 +39,12 @@ def _sum_slack(terms: int) -> float:
     return 1.0 + (terms + 64.0) * UNIT_ROUNDOFF
 
 
+def _first_above(high_edges: np.ndarray, eps: float) -> int:
+    """The first bucket whose upper edge exceeds eps (the edges increase): the scans skip
+    every bucket before it, which counts in no bound at eps."""
+    return int(np.searchsorted(high_edges, eps, side="right"))
+
+
 def _omega_bounds(pld: BucketedPLD) -> tuple[float, float]:
     """Certified ``(low, high)`` of the composed distinguishing mass (masses as given)."""
     return distinguishing_bounds(pld.mass_logs)
@@ -86,8 +92,9 @@ def _adp_at(
 ) -> tuple[float, float, float]:
     """:func:`adp_interval` of the composed buckets as they are (no Hoeffding shift)."""
     low_edges, high_edges = edges
+    first = _first_above(high_edges, eps)
     upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
-        pld.mass_a, pld.mass_b, low_edges, high_edges, eps
+        pld.mass_a[first:], pld.mass_b[first:], low_edges[first:], high_edges[first:], eps
     )
     # Every finite eps >= 0 is a valid query, but math.exp raises OverflowError beyond
     # ~709.78 (reached e.g. by epsilon() on losses ~700 from masses near 1e-308): use inf.
@@ -114,7 +121,10 @@ def _pdp_at(
 ) -> tuple[float, float]:
     """:func:`pdp_interval` of the composed buckets as they are (no Hoeffding shift)."""
     low_edges, high_edges = edges
-    possibly, surely, counted = pdp_scan(pld.mass_a, low_edges, high_edges, eps)
+    first = _first_above(high_edges, eps)
+    possibly, surely, counted = pdp_scan(
+        pld.mass_a[first:], low_edges[first:], high_edges[first:], eps
+    )
     error = pld.relative_error * possibly + pld.absolute_error(counted)
     omega_low, omega_high = _omega_bounds(pld)
     slack = _sum_slack(counted)

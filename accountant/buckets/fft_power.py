@@ -16,7 +16,10 @@ Certified errors, per entry of ``y`` (an absolute bound ``e_out`` on every entry
   long-double references show, see the tests);
 * a product of powers moves by at most ``sum_i n_i e_i / (|X_i| + e_i) * prod_i (|X_i| +
   e_i)^{n_i}`` (the derivative of ``prod z_i^{n_i}`` along the segments), plus its own
-  rounding, ``4 |Y| u (sum_i n_i (|ln |X_i|| + pi) + 8)`` through the polar form;
+  rounding: computed by binary powering and multiplication (no logarithms), it is a product
+  of ``N = sum_i n_i`` factors whose unfolded multiplication tree has ``N - 1`` nodes, each
+  moving it by a relative ``sqrt(5) u`` at most (Brent, Percival and Zimmermann 2007), so
+  ``|Y| ((1 + sqrt(5) u)^N - 1)``, plus the smallest normal number for underflow;
 * the inverse FFT of the perturbed spectrum is off by at most ``(1/N) |dY|_1`` from the
   exact one, and adds ``c u (log2 N + 1) |Y|_1 / N`` of its own (both over the full
   spectrum, which the half spectrum gives with its interior counted twice).
@@ -33,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numba
 import numpy as np
 import scipy.fft
 
@@ -41,6 +45,13 @@ __all__ = ["FFT_CONSTANT", "PoweredSpectrum", "power_spectrum"]
 #: ``c`` in the componentwise FFT error bound ``c u (log2 N + 1) |x|_1``.
 FFT_CONSTANT = 8.0
 _U = 2.0**-53
+#: Relative error of one complex multiplication, in units of ``u``: ``sqrt(5)``, rounded up
+#: (with room for the subnormal parts of a product).
+_COMPLEX_PRODUCT = 2.25
+#: The smallest normal float: what underflow may lose in any one spectral component.
+_TINY = 2.0**-1022
+#: Below this a product may have gone through underflow on its way.
+_SMALL = 2.0**-1000
 
 
 class PoweredSpectrum:
@@ -60,6 +71,37 @@ def _full_sum(half: np.ndarray, size: int) -> float:
     return float(edges + 2.0 * np.sum(np.abs(interior)))
 
 
+@numba.njit(cache=True)
+def _accumulate_power(
+    spectrum: np.ndarray,
+    times: int,
+    error: float,
+    product: np.ndarray,
+    upper: np.ndarray,
+    slope: np.ndarray,
+) -> None:
+    """``product *= spectrum**times`` and ``upper *= (|spectrum| + error)**times`` (binary
+    powering, no logarithms), ``slope += times error / (|spectrum| + error)``, entrywise."""
+    for k in range(spectrum.size):
+        base = spectrum[k]
+        reach = abs(base) + error
+        if reach > 0.0:
+            slope[k] += times * error / reach
+        power = 1.0 + 0.0j
+        bound = 1.0
+        remaining = times
+        while remaining:
+            if remaining & 1:
+                power *= base
+                bound *= reach
+            remaining >>= 1
+            if remaining:
+                base *= base
+                reach *= reach
+        product[k] *= power
+        upper[k] *= bound
+
+
 def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     """The circular convolution of ``n_i`` copies of each non-negative array ``x_i`` of
     ``parts = [(x_i, n_i)]`` or ``[(x_i, n_i, E_i)]``, over ``size`` points, with a certified
@@ -67,30 +109,26 @@ def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     result is certified against is the convolution of the arrays ``x_i`` corrected by it):
     it moves every spectrum component by at most ``E_i``, as the FFT's own error does."""
     depth = math.log2(size) + 1.0
-    log_magnitude = np.zeros(size // 2 + 1)
-    phase = np.zeros(size // 2 + 1)
+    product = np.ones(size // 2 + 1, dtype=np.complex128)
+    upper = np.ones(size // 2 + 1)  # prod (|X_i| + e_i)^{n_i}
     slope = np.zeros(size // 2 + 1)  # sum_i n_i e_i / (|X_i| + e_i)
-    rounding = np.zeros(size // 2 + 1)  # sum_i n_i (|ln|X_i|| + pi)
-    log_upper = np.zeros(size // 2 + 1)  # ln prod (|X_i| + e_i)^{n_i}
+    factors = 0  # N = sum_i n_i: the products above have N - 1 (+1) multiplications
+    releases = 0
     for values, times, *given in parts:
         spectrum = scipy.fft.rfft(values, size)
         error = FFT_CONSTANT * _U * depth * float(np.sum(values))
         error = (error + (given[0] if given else 0.0)) * (1.0 + 4.0 * _U)
-        magnitude = np.abs(spectrum)
-        with np.errstate(divide="ignore"):
-            logs = np.log(magnitude)
-        log_magnitude += times * logs
-        phase += times * np.angle(spectrum)
-        reach = magnitude + error  # 0 only for an all-zero release, whose powers are 0
-        slope += times * np.divide(error, reach, out=np.zeros_like(reach), where=reach > 0.0)
-        rounding += times * (np.abs(np.where(np.isfinite(logs), logs, 0.0)) + math.pi)
-        with np.errstate(divide="ignore"):
-            log_upper += times * np.log(reach)
-    with np.errstate(under="ignore"):
-        result = np.exp(log_magnitude) * np.exp(1j * phase)
-        moved = slope * np.exp(log_upper)
-    own = np.abs(result) * 4.0 * _U * (rounding + 8.0)
-    masses = scipy.fft.irfft(result, size)
-    inverse = FFT_CONSTANT * _U * depth * _full_sum(np.abs(result) + moved + own, size) / size
+        _accumulate_power(spectrum, int(times), error, product, upper, slope)
+        factors += int(times)
+        releases += 1
+    # every multiplication of the (unfolded) product tree moves it by a relative
+    # (1 + sqrt(5) u); the real bound is rounded up the same way; underflow costs at most
+    # the smallest normal number per component
+    growth = math.expm1(factors * math.log1p(_COMPLEX_PRODUCT * _U)) * (1.0 + 8.0 * _U)
+    magnitude = np.abs(product)
+    own = magnitude * growth + np.where((magnitude < _SMALL) & (upper > 0.0), _TINY, 0.0)
+    moved = slope * (upper * math.exp(2.0 * _U * (factors + releases + 8)) + _TINY)
+    masses = scipy.fft.irfft(product, size)
+    inverse = FFT_CONSTANT * _U * depth * _full_sum(magnitude + moved + own, size) / size
     entry_error = (_full_sum(moved + own, size) / size + inverse) * (1.0 + 1e-12)
     return PoweredSpectrum(np.maximum(masses, 0.0), entry_error)
