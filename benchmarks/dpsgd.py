@@ -46,9 +46,6 @@ for _path in (str(HERE), str(ROOT)):  # ROOT first: the accountant next to this 
 import dpsgd_process  # noqa: E402
 import dpsgd_report  # noqa: E402
 
-#: Grid step of the noise of ``ours`` (clipping norm 1 must be a whole number of steps).
-#: The grid pair is the discretised mechanism, so its eps depends slightly on the step.
-OURS_STEP = 0.02
 #: A run longer than this many seconds is not repeated.
 LONG_RUN = 60.0
 GIB = 2**30
@@ -57,67 +54,37 @@ GIB = 2**30
 # ------------------------------------------------------------------------ this library
 
 
-def ours_pair(sigma: float, q: float, cut: float, step: float = OURS_STEP):
-    """The DP-SGD grid pair of a Gaussian cut at ``+-cut * sigma``, rounded up to a whole
-    number of grid steps (``accountant.noise.truncated_gaussian`` needs one)."""
-    from accountant import WorstCasePair, noise
+def ours_mechanism(sigma: float, q: float, cut: float):
+    """One DP-SGD step as users run it: Gaussian noise of multiplier ``sigma`` cut at
+    ``+-cut * sigma`` (renormalised, i.e. resampled), Poisson sampling rate ``q``, clip 1,
+    accounted from its CDFs with no grid."""
+    from accountant import mechanisms
 
-    bound = math.ceil(cut * sigma / step - 1e-9) * step
-    return WorstCasePair.subsampled(noise.truncated_gaussian(sigma, bound, step), q=q, clip=1.0)
+    return mechanisms.SubsampledTruncatedGaussian(sigma=sigma, sampling_rate=q, cut=cut)
 
 
-def ours_epsilon(schedule, cut: float, delta: float, step: float = OURS_STEP):
+def ours_epsilon(schedule, cut: float, delta: float, accuracy: float | None = None):
     """Certified ``(eps_low, eps_high)`` at ``delta`` of a schedule of ``(sigma, q,
-    steps)``: ``PrivacyBuckets()`` (default accuracy) composing each grid pair."""
+    steps)``: ``PrivacyBuckets()`` (default accuracy unless ``accuracy`` is given)."""
     from accountant import PrivacyBuckets
 
-    buckets = PrivacyBuckets()
+    buckets = PrivacyBuckets() if accuracy is None else PrivacyBuckets(accuracy=accuracy)
     for sigma, q, steps in schedule:
-        buckets = buckets.compose(ours_pair(sigma, q, cut, step), steps)
+        buckets = buckets.compose(ours_mechanism(sigma, q, cut), steps)
     bounds = buckets.epsilon(delta)
     return float(bounds.lower), float(bounds.upper)
 
 
-def ours_dpsgd(sigma: float, q: float, steps: int, cut: float, delta: float, step=OURS_STEP):
-    """Certified ``(eps_low, eps_high)`` of ``steps`` DP-SGD steps with noise multiplier
-    ``sigma`` (Gaussian cut at ``+-cut * sigma``, grid ``step``), sampling rate ``q``."""
-    return ours_epsilon([(sigma, q, steps)], cut, delta, step)
+def ours_calibrate(q, steps, cut, epsilon, delta):
+    """``accountant.calibrate_noise_multiplier`` at its defaults: ``(sigma_low, sigma,
+    evaluations, note)``, ``sigma`` certified (its upper delta meets ``delta``) and
+    ``sigma_low`` certified too small."""
+    from accountant import calibrate_noise_multiplier
 
-
-def ours_calibrate(q, steps, cut, epsilon, delta, step=OURS_STEP, tolerance=1e-3, report=None):
-    """Certified bracket ``(sigma_low, sigma_high)`` on the noise multiplier for ``(epsilon,
-    delta)``: ``sigma_high`` is certified (eps_high <= epsilon), ``sigma_low`` certified
-    too small (eps_low > epsilon). Bisection to ``tolerance``; stops early, with a note,
-    where the eps bracket straddles the target. ``report(dict)`` gets each step."""
-    from accountant import InfeasibleTargetError
-
-    low, high, evaluations, note = None, None, 0, ""
-    sigma = 1.0
-    while low is None or high is None or high - low > tolerance:
-        try:
-            eps_low, eps_high = ours_dpsgd(sigma, q, steps, cut, delta, step)
-        except InfeasibleTargetError:
-            eps_low = eps_high = math.inf
-        evaluations += 1
-        if eps_high <= epsilon:
-            high = sigma
-        elif eps_low > epsilon:
-            low = sigma
-        else:
-            note = f"eps bracket [{eps_low:.6g}, {eps_high:.6g}] at sigma={sigma:.6g} holds it"
-            break
-        if report:
-            report({"sigma_low": low, "sigma_high": high, "evaluations": evaluations})
-        if not 1e-3 <= sigma <= 1e3:
-            note = f"no bracket on sigma in [1e-3, 1e3] (last tried {sigma:g})"
-            break
-        if low is None:
-            sigma /= 2.0
-        elif high is None:
-            sigma *= 2.0
-        else:
-            sigma = (low + high) / 2.0
-    return low, high, evaluations, note
+    found = calibrate_noise_multiplier(
+        epsilon=epsilon, delta=delta, sampling_rate=q, steps=steps, cut=cut
+    )
+    return found.sigma_low, found.sigma, found.evaluations, "; ".join(found.notes)
 
 
 # -------------------------------------------------------------------------------- rows
@@ -137,6 +104,7 @@ class Row:
     dp_interval: float = 1e-5
     settings: int = 1
     epsilon: float | None = None
+    accuracy: float | None = None  # this library's PrivacyBuckets accuracy (None: default)
 
     @property
     def title(self) -> str:
@@ -162,7 +130,7 @@ ROWS = {
         Row("1e5", 1.0, 1e-3, 100_000, delta=1e-6),
         Row("1e6", 1.0, 1e-3, 1_000_000, delta=1e-6),
         Row("tiny-delta", 4.0, 0.00033, 10_000, delta=1e-15, cut=10.0),
-        Row("het", 0.0, 0.0, 10, settings=1000, dp_interval=1e-4),
+        Row("het", 0.0, 0.0, 10, settings=1000, dp_interval=1e-4, accuracy=1e-3),
         Row("calibrate", 0.0, 256 / 60000, 14_062, dp_interval=1e-4, epsilon=3.0),
     )
 }
@@ -222,7 +190,7 @@ ACCOUNTANTS = {
 # ------------------------------------------------------------------------------- child
 
 
-def compute(accountant: Accountant, row: Row, step: float, report=None) -> dict:
+def compute(accountant: Accountant, row: Row) -> dict:
     """The accounting call: eps (``lower``/``estimate``/``upper``, whichever the
     accountant gives) or, for a calibration row, sigma."""
     import dpsgd_peers as peers
@@ -231,7 +199,7 @@ def compute(accountant: Accountant, row: Row, step: float, report=None) -> dict:
     if row.epsilon is not None:
         if accountant.key == "ours":
             low, high, count, note = ours_calibrate(
-                row.q, row.steps, row.cut, row.epsilon, row.delta, step, report=report
+                row.q, row.steps, row.cut, row.epsilon, row.delta
             )
             return {"lower": low, "upper": high, "evaluations": count, "note": note}
         if accountant.module == "dp_accounting":
@@ -240,7 +208,7 @@ def compute(accountant: Accountant, row: Row, step: float, report=None) -> dict:
         args = (row.q, row.steps, row.epsilon, row.delta, accountant.eps_error)
         return {"estimate": peers.prv_calibrate(*args)}
     if accountant.key == "ours":
-        low, high = ours_epsilon(entries, row.cut, row.delta, step)
+        low, high = ours_epsilon(entries, row.cut, row.delta, row.accuracy)
         return {"lower": low, "upper": high}
     if accountant.module == "dp_accounting":
         value = peers.dp_epsilon(entries, row.delta, row.dp_interval, accountant.pessimistic)
@@ -265,12 +233,10 @@ def child(spec: dict) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            compute(accountant, tiny, spec["step"])
+            compute(accountant, tiny)
             del caught[:]
             start = time.perf_counter()
-            out.update(
-                compute(accountant, row, spec["step"], lambda p: print(json.dumps(p), flush=True))
-            )
+            out.update(compute(accountant, row))
             out["seconds"] = time.perf_counter() - start
         except MemoryError as error:
             out = {"status": "out of memory", "message": f"MemoryError: {error}"[:300]}
@@ -291,7 +257,7 @@ def child(spec: dict) -> None:
 
 def measure(row: Row, accountant: Accountant, args: argparse.Namespace) -> dict:
     """Up to ``args.repeats`` runs (one if a run fails or takes over :data:`LONG_RUN` s)."""
-    spec = {"accountant": accountant.key, "row": asdict(row), "step": args.ours_step}
+    spec = {"accountant": accountant.key, "row": asdict(row)}
     command = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)]
     runs = []
     for _ in range(args.repeats):
@@ -312,7 +278,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, help="runs per cell (3; 1 with --quick)")
     parser.add_argument("--timeout", type=float, help="seconds per run (900; 120 with --quick)")
     parser.add_argument("--memory-limit", type=float, default=12.0, help="GiB per run (12)")
-    parser.add_argument("--ours-step", type=float, default=OURS_STEP, help="grid step of ours")
     parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks-dpsgd.md")
     parser.add_argument("--json", type=Path, help="raw results (default: --output as .json)")
     parser.add_argument("--render", type=Path, help="rewrite --output from this JSON, no runs")
@@ -327,7 +292,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.timeout = 120.0 if args.quick else 900.0
     if args.repeats is None:
         args.repeats = 1 if args.quick else 3
-    for name in ("repeats", "timeout", "memory_limit", "ours_step"):
+    for name in ("repeats", "timeout", "memory_limit"):
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
             parser.error(f"--{name.replace('_', '-')} must be positive, got {value!r}")
@@ -354,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         print(dpsgd_report.render(args.render, args.output))
         return 0
     meta = dpsgd_report.metadata(argv, args, ROOT)
-    meta["ours_step"], meta["long_run"] = args.ours_step, LONG_RUN
+    meta["long_run"] = LONG_RUN
     meta["schedule"] = {"seed": SCHEDULE_SEED, "sigma": SIGMA_RANGE, "q": Q_RANGE}
     meta["cut_mass"] = {
         r.name: {"mass": cut_mass(r), "delta": r.delta}

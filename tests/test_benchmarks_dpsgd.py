@@ -44,7 +44,6 @@ def _strict_json(text: str):
         (["--repeats", "0"], "--repeats"),
         (["--timeout", "-1"], "--timeout"),
         (["--memory-limit", "nan"], "--memory-limit"),
-        (["--ours-step", "0"], "--ours-step"),
         (["--quick", "--rows", "mnist"], "mnist"),  # full rows are not quick rows
     ],
 )
@@ -99,34 +98,25 @@ def test_heterogeneous_schedule_is_seeded_distinct_and_in_range():
 # ------------------------------------------------------------------ this library's cells
 
 
-def test_ours_rounds_the_cut_up_to_the_grid():
-    """8 x 1.2345 = 9.876 is 493.8 steps of 0.02: the noise reaches 494 steps, 9.88."""
-    pair = dpsgd.ours_pair(1.2345, 0.01, 8.0, step=0.02)
-    assert "bound=9.88, step=0.02" in pair.description
-    clip_steps = 50  # B is A's support shifted by the clip (1 = 50 steps) on one side
-    assert len(pair.a) == 2 * 494 + 1 + clip_steps
+def test_ours_runs_the_continuous_mechanism_at_the_rows_accuracy(monkeypatch):
+    """No grid: the mechanism DP-SGD users run, cut at +-cut sigma and renormalised; the
+    heterogeneous row asks the accuracy its target is stated in, the others the default."""
+    mechanism = dpsgd.ours_mechanism(1.1, 0.004, 8.0)
+    assert (mechanism.sigma, mechanism.sampling_rate, mechanism.cut) == (1.1, 0.004, 8.0)
+    assert mechanism.truncation == "renormalised"
+    assert dpsgd.ROWS["het"].accuracy == 1e-3
+    assert all(r.accuracy is None for name, r in dpsgd.ROWS.items() if name != "het")
+    low, high = dpsgd.ours_epsilon([(1.1, 0.05, 20)], 8.0, 1e-5, accuracy=1e-3)
+    assert 0.0 < low <= high <= low * (1 + 1.5e-3)
 
 
-def test_ours_calibration_brackets_the_noise_multiplier(monkeypatch):
-    """With eps(sigma) = 2.1 / sigma known to 1e-6, sigma* = 1.05 for eps = 2."""
-    calls = []
+def test_ours_calibration_is_the_librarys_and_certified():
+    from accountant import PrivacyBuckets
 
-    def fake(sigma, q, steps, cut, delta, step):
-        calls.append(sigma)
-        return 2.1 / sigma - 1e-6, 2.1 / sigma + 1e-6
-
-    monkeypatch.setattr(dpsgd, "ours_dpsgd", fake)
-    low, high, count, note = dpsgd.ours_calibrate(0.01, 10, 8.0, 2.0, 1e-5, tolerance=1e-3)
-    assert note == "" and count == len(calls)
-    assert 2.1 / low - 1e-6 > 2.0 >= 2.1 / high + 1e-6  # low too small, high certified
-    assert 0.0 < high - low <= 1e-3
-
-
-def test_ours_calibration_stops_where_the_bracket_holds_the_target(monkeypatch):
-    monkeypatch.setattr(dpsgd, "ours_dpsgd", lambda s, *rest: (2.0 / s - 0.5, 2.0 / s + 0.5))
-    low, high, _, note = dpsgd.ours_calibrate(0.01, 10, 8.0, 2.0, 1e-5)
-    assert "holds it" in note
-    assert low is None or high is None or high - low > 1e-3
+    low, sigma, count, _ = dpsgd.ours_calibrate(0.05, 20, 8.0, 2.0, 1e-5)
+    assert count >= 2 and low < sigma
+    composed = PrivacyBuckets(accuracy=1e-3).compose(dpsgd.ours_mechanism(sigma, 0.05, 8.0), 20)
+    assert composed.delta(2.0).upper <= 1e-5
 
 
 # --------------------------------------------------------------------- a run's fate
@@ -167,7 +157,7 @@ def _args(tmp_path: Path) -> argparse.Namespace:
 
 def _meta(args) -> dict:
     meta = dpsgd_report.metadata(["--rows", "r1,tiny-delta"], args, ROOT)
-    meta.update(ours_step=0.02, long_run=60.0, finished="now")
+    meta.update(long_run=60.0, finished="now")
     meta["schedule"] = {"seed": 12, "sigma": (0.8, 1.5), "q": (0.002, 0.01)}
     meta["cut_mass"] = {"r1": {"mass": 2.5e-12, "delta": 1e-5}}
     return meta

@@ -157,7 +157,8 @@ class PrivacyBuckets:
         bounds: an eps slack growing like ``w sqrt(n)``) instead of bucketed with intervals
         (``n w``): when the buckets cannot follow a loss lattice exactly (there is none, or
         it is finer than the budget allows) and there are many releases, and every release
-        can be rounded (pairs and PLDs; analytic mechanisms are bucketed)."""
+        can be rounded (pairs, PLDs and the analytic mechanisms, from their CDFs:
+        :mod:`~accountant.buckets.analytic_lattice`)."""
         return (
             ROUNDING_RELEASES is not None
             and (start.spacing is None or start.width > start.spacing)
