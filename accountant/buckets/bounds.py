@@ -22,10 +22,11 @@ import math
 import numpy as np
 
 from accountant._directed import distinguishing_bounds, total_mass_up
-from accountant.buckets._kernels import adp_scan, pdp_scan
+from accountant.buckets._kernels import adp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 from accountant.buckets.rounding import hoeffding_slack
 from accountant.buckets.second_order import adp_corrections
+from accountant.buckets.suffix_sums import suffix_sums
 
 __all__ = ["adp_interval", "pdp_interval"]
 
@@ -92,10 +93,14 @@ def _adp_at(
 ) -> tuple[float, float, float]:
     """:func:`adp_interval` of the composed buckets as they are (no Hoeffding shift)."""
     low_edges, high_edges = edges
-    first = _first_above(high_edges, eps)
-    upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
-        pld.mass_a[first:], pld.mass_b[first:], low_edges[first:], high_edges[first:], eps
-    )
+    if math.isinf(pld.error_b):  # only the A-only sums count: suffix sums answer them
+        upper_a_only, lower_a_only, counted_a, counted = suffix_sums(pld, edges).adp_a_only(eps)
+        upper_sum, lower_sum = upper_a_only, lower_a_only
+    else:
+        first = _first_above(high_edges, eps)
+        upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
+            pld.mass_a[first:], pld.mass_b[first:], low_edges[first:], high_edges[first:], eps
+        )
     # Every finite eps >= 0 is a valid query, but math.exp raises OverflowError beyond
     # ~709.78 (reached e.g. by epsilon() on losses ~700 from masses near 1e-308): use inf.
     # The kernel keeps inf * 0 out of its sums; an infinite B error term below just makes
@@ -120,11 +125,7 @@ def _pdp_at(
     pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray]
 ) -> tuple[float, float]:
     """:func:`pdp_interval` of the composed buckets as they are (no Hoeffding shift)."""
-    low_edges, high_edges = edges
-    first = _first_above(high_edges, eps)
-    possibly, surely, counted = pdp_scan(
-        pld.mass_a[first:], low_edges[first:], high_edges[first:], eps
-    )
+    possibly, surely, counted = suffix_sums(pld, edges).pdp(eps)
     error = pld.relative_error * possibly + pld.absolute_error(counted)
     omega_low, omega_high = _omega_bounds(pld)
     slack = _sum_slack(counted)

@@ -56,10 +56,12 @@ from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_ta
 from accountant.buckets.fft_power import power_spectrum
 from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
 
-__all__ = ["RoundedPlan", "compose_rounded"]
+__all__ = ["TILT_GROWTH", "RoundedPlan", "compose_rounded"]
 
 _U = 2.0**-53
 _MARGIN = 1.0 + 1e-12
+#: A tilt is lowered until its window is at most this many times the untilted one.
+TILT_GROWTH = 2.0
 
 
 @attrs.frozen
@@ -215,7 +217,7 @@ class RoundedPlan:
         # beyond lambda w = 1 the tilted law sits on a few lattice points: no gain
         exponent[LAMBDA_GRID * self.width > 1.0] = np.inf
         best = int(np.argmin(exponent))
-        return float(LAMBDA_GRID[best]) if exponent[best] < 0.0 else 0.0
+        return self.affordable(float(LAMBDA_GRID[best])) if exponent[best] < 0.0 else 0.0
 
     def tilt_for_delta(self, delta: float) -> float:
         """``lambda`` on the grid where the Chernoff bound reaches ``delta`` at the smallest
@@ -245,20 +247,38 @@ class RoundedPlan:
             self.stop, min(self.last, math.ceil((end - self._sum("offset_low")) / width) + 1)
         )
 
+    def _window_stop(self, tilt: float) -> int:
+        """The window's upper end under ``tilt``, with ``C`` bounded below by Jensen:
+        ``ln S_i >= ln m_i + lambda w (mu_i - r_i)``."""
+        if tilt <= 0.0:
+            return self.stop
+        width = self.width
+        log_scale_low = sum(
+            times
+            * (math.log(s.total) + tilt * width * (s.first_index + s.mean_index - s.reference))
+            for s, times in zip(self.summaries, self.counts, strict=True)
+            if s.total > 0.0
+        )
+        log_scale_low -= 1e-9 * (1.0 + abs(log_scale_low))
+        return self._tilted_stop(tilt, log_scale_low)
+
+    def affordable(self, tilt: float) -> float:
+        """``tilt``, or the largest grid tilt below it whose window is at most
+        :data:`TILT_GROWTH` times the untilted one (0 if none is): a smaller tilt resolves
+        less far below the round-off, a heavy upper tail of the tilted law costs buckets."""
+        budget = TILT_GROWTH * (self.stop - self.start + 1)
+        candidates = LAMBDA_GRID[tilt >= LAMBDA_GRID][::-1]
+        for candidate in candidates[:24]:
+            if self._window_stop(float(candidate)) - self.start + 1 <= budget:
+                return float(candidate)
+        return 0.0
+
     def compose(self, make: Callable[[int], BucketedPLD], tilt: float = 0.0) -> BucketedPLD | None:
         """The composition (second pass: one spectrum per release), tilted by ``tilt``
         (``0``: untilted). ``None`` when the tilted window exceeds ``max_buckets / 2``."""
         width, pairs = self.width, list(zip(self.summaries, self.counts, strict=True))
         reference = sum(times * s.reference for s, times in pairs)
-        # Jensen: ln S_i >= ln m_i + lambda w (mu_i - r_i), a lower bound on C for the window
-        log_scale_low = sum(
-            times
-            * (math.log(s.total) + tilt * width * (s.first_index + s.mean_index - s.reference))
-            for s, times in pairs
-            if s.total > 0.0
-        )
-        log_scale_low -= 1e-9 * (1.0 + abs(log_scale_low))
-        start, stop = self.start, self._tilted_stop(tilt, log_scale_low)
+        start, stop = self.start, self._window_stop(tilt)
         if stop - start + 1 > self.max_buckets // 2:
             return None
         size = scipy.fft.next_fast_len(stop - start + 1, real=True)
