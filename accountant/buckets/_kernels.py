@@ -166,3 +166,32 @@ def bucket_sums(
         if terms[slot] > most:
             most = terms[slot]
     return sums_a, sums_b, most
+
+
+@numba.njit(cache=True)
+def lattice_log_mgf(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bool) -> np.ndarray:
+    """``out[k] = ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
+    non-negative masses on the lattice ``j = 0 .. J``, by Horner's rule in ``t = e^{-lambda
+    step} <= 1`` (no overflow): upward, ``z^J sum_j mass[j] t^{J - j}``; downward, ``sum_j
+    mass[j] t^j``, each rounded up: non-negative terms keep the sum within ``(1 + u)^{3 (J +
+    2)}`` of its value, relative, and terms that underflow lose at most ``(J + 1)`` times the
+    smallest normal number."""
+    out = np.empty(lambdas.size)
+    top = mass.size - 1
+    for k in range(lambdas.size):
+        t = np.exp(-lambdas[k] * step)
+        total = 0.0
+        if upward:
+            for j in range(mass.size):
+                total = total * t + mass[j]
+        else:
+            for j in range(top, -1, -1):
+                total = total * t + mass[j]
+        # Horner's rounding (non-negative terms), then what underflow may have lost
+        total = total * (1.0 + 3.01 * (top + 2) * 1.1102230246251565e-16)
+        total += (top + 1) * 2.2250738585072014e-308
+        if upward:
+            out[k] = np.log(total) + lambdas[k] * step * top
+        else:
+            out[k] = np.log(total)
+    return out

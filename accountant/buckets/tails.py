@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from accountant.buckets._kernels import log_moment_generating
+from accountant.buckets._kernels import lattice_log_mgf
 
 if TYPE_CHECKING:
     from accountant.buckets.bucketed import BucketedPLD
@@ -30,10 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["TailMoments", "chernoff_window"]
 
 LAMBDA_GRID = np.geomspace(1e-3, 1e7, 121)
-#: Runs of consecutive buckets are merged into at most this many groups (each with its
-#: summed mass and its extreme edges) before the moments are taken: an upper bound on
-#: both sums, which keeps their cost bounded when a single release has millions of buckets.
-MOMENT_GROUPS = 1 << 16
 _UNIT_ROUNDOFF = 2.0**-53
 
 
@@ -47,18 +43,32 @@ class TailMoments:
     @classmethod
     def of(cls, pld: BucketedPLD) -> TailMoments:
         """From a bucketed single release. Its stored masses may fall short of the true
-        ones by the relative error ``rho`` and the absolute errors, which are added."""
+        ones by the relative error ``rho`` and the absolute errors, which are added.
+
+        Bucket ``j``'s edges are ``lo_0 + j w`` and ``hi_0 + j w`` up to their rounding
+        (``delta``, measured): ``sum_j x_j e^{lambda hi_j} <= e^{lambda (hi_0 + delta)}
+        sum_j x_j e^{lambda w j}``, a polynomial in ``e^{lambda w}`` that Horner's rule sums
+        in ``e^{-lambda w} <= 1`` (:func:`~accountant.buckets._kernels.lattice_log_mgf`),
+        and likewise below."""
         low_edges, high_edges = pld.edges()
-        mass, group_low, group_high, per = _grouped(pld.mass_a, low_edges, high_edges)
-        keep = mass > 0.0
-        if not keep.any():
+        if not (pld.mass_a > 0.0).any():
             empty = np.full(LAMBDA_GRID.size, -math.inf)
             return cls(empty, empty)
-        log_mass = np.log(mass[keep])
-        # + the rounding of the group sums of non-negative terms
-        margin = math.log1p(2.0 * pld.relative_error) + math.log1p(1.01 * per * _UNIT_ROUNDOFF)
-        mgf_high = log_moment_generating(log_mass, group_high[keep], LAMBDA_GRID) + margin
-        mgf_low = log_moment_generating(log_mass, -group_low[keep], LAMBDA_GRID) + margin
+        steps = np.arange(pld.size) * pld.width
+        size = float(np.max(np.abs(high_edges))) + float(np.max(np.abs(low_edges)))
+        rounding = 8.0 * _UNIT_ROUNDOFF * (size + pld.width * pld.size)
+        top = float(np.max(high_edges - (high_edges[0] + steps))) + rounding
+        bottom = float(np.max((low_edges[0] + steps) - low_edges)) + rounding
+        # scaled by a power of two (exactly) so that the kernel's underflow allowance is
+        # negligible against the sums even where the tail buckets hold ~1e-300
+        shift = 500 - math.frexp(float(np.max(pld.mass_a)))[1]
+        scaled = np.ldexp(pld.mass_a, shift)
+        unscale = shift * math.log(2.0)
+        margin = math.log1p(2.0 * pld.relative_error) + 4.0 * _UNIT_ROUNDOFF * (1.0 + abs(unscale))
+        upward = lattice_log_mgf(scaled, LAMBDA_GRID, pld.width, True) - unscale
+        downward = lattice_log_mgf(scaled, LAMBDA_GRID, pld.width, False) - unscale
+        mgf_high = upward + LAMBDA_GRID * (float(high_edges[0]) + top) + margin
+        mgf_low = downward - LAMBDA_GRID * (float(low_edges[0]) - bottom) + margin
         if pld.error_a > 0.0:
             # absolute errors e_j (|e|_2 <= error_a): sum_j |e_j| e^{lambda h_j}
             # <= sqrt(K) error_a e^{lambda max h}
@@ -66,24 +76,6 @@ class TailMoments:
             mgf_high = np.logaddexp(mgf_high, log_error + LAMBDA_GRID * float(high_edges.max()))
             mgf_low = np.logaddexp(mgf_low, log_error - LAMBDA_GRID * float(low_edges.min()))
         return cls(mgf_high, mgf_low)
-
-
-def _grouped(
-    mass: np.ndarray, low_edges: np.ndarray, high_edges: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """``(masses, lowest edges, highest edges, buckets per group)`` of runs of consecutive
-    buckets, at most :data:`MOMENT_GROUPS` of them: ``sum_j x_j e^{lambda h_j}`` is at most
-    ``sum_g (sum_{j in g} x_j) e^{lambda max_{j in g} h_j}``, and likewise for the lows."""
-    per = -(-mass.size // MOMENT_GROUPS)
-    if per <= 1:
-        return mass, low_edges, high_edges, 1
-    starts = np.arange(0, mass.size, per)
-    return (
-        np.add.reduceat(mass, starts),
-        np.minimum.reduceat(low_edges, starts),
-        np.maximum.reduceat(high_edges, starts),
-        per,
-    )
 
 
 def chernoff_window(
