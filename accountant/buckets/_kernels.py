@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def direct_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``z[k] = sum_i x[i] y[k - i]``, skipping zero entries of ``x`` (sparse releases).
 
@@ -37,7 +37,7 @@ def direct_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def adp_scan(
     mass_a: np.ndarray,
     mass_b: np.ndarray,
@@ -90,7 +90,7 @@ def adp_scan(
     return upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pdp_scan(
     mass_a: np.ndarray, lower_edges: np.ndarray, upper_edges: np.ndarray, eps: float
 ) -> tuple[float, float, int]:
@@ -108,7 +108,7 @@ def pdp_scan(
     return possibly, surely, counted
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def log_moment_generating(
     log_mass: np.ndarray, losses: np.ndarray, lambdas: np.ndarray
 ) -> np.ndarray:
@@ -132,7 +132,7 @@ def log_moment_generating(
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bucket_indices(losses: np.ndarray, anchor: float, width: float, snap: float) -> np.ndarray:
     """Bucket index of each loss: ``ceil((L - anchor) / width)``, or the nearest integer
     when the position lies within ``snap`` of it (lattice points on bucket edges)."""
@@ -147,7 +147,7 @@ def bucket_indices(losses: np.ndarray, anchor: float, width: float, snap: float)
     return index
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bucket_sums(
     index: np.ndarray, first: int, count: int, mass_a: np.ndarray, mass_b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -168,7 +168,7 @@ def bucket_sums(
     return sums_a, sums_b, most
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def lattice_log_mgf(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bool) -> np.ndarray:
     """``out[k] = ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
     non-negative masses on the lattice ``j = 0 .. J``, by Horner's rule in ``t = e^{-lambda

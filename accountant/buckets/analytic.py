@@ -148,6 +148,7 @@ class _AnalyticRelease:
     def __init__(self, mechanism: Any):
         self.mechanism = mechanism
         self.description = mechanism.description
+        self._lattice_moments: dict = {}  # tail moments of lattice(), kept between passes
         self._stats: dict[float, LossStatistics] = {}
 
     def same_directions(self) -> bool:
@@ -311,7 +312,9 @@ class _AnalyticRelease:
         stats = self.statistics(direction, tail_mass)
         part, atoms = self._lattice_parts()
         logs = self.mechanism.mass_logs("A/B")
-        return lattice_release(part, atoms, "A/B", width, anchor, stats, logs, max_buckets)
+        return lattice_release(
+            part, atoms, "A/B", width, anchor, stats, logs, max_buckets, self._lattice_moments
+        )
 
 
 class _GaussianRelease(_AnalyticRelease):

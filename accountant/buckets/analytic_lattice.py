@@ -213,13 +213,16 @@ def lattice_release(
     stats: LossStatistics,
     mass_logs: MassLogs,
     max_buckets: int = 1 << 62,
+    moments: dict | None = None,
 ) -> BucketedPLD:
     """The rounded release of ``direction`` (the continuous ``part``, a :class:`NormalPart`
     or anything with its two methods, and ``atoms`` in the A/B loss scale, the numerator of
     ``direction``) on the lattice ``anchor + J width`` covering the statistics' range
     ``[low, high]``, as :func:`~accountant.buckets.rounding.round_to_lattice` returns it.
     More than ``max_buckets`` lattice points raise
-    :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated."""
+    :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated.
+    ``moments``: a dict the caller keeps per release, where the tail moments (which depend
+    only on the arguments) are kept between calls."""
     step = Fraction(width)
     first = math.floor((Fraction(stats.low) - Fraction(anchor)) / step)
     last = max(first + 1, math.ceil((Fraction(stats.high) - Fraction(anchor)) / step))
@@ -264,7 +267,13 @@ def lattice_release(
         hoeffding_variance=width * width,
         hoeffding_drift=max(rounded.drift, atom_drift) * (1.0 + 1e-9),
     )
-    return attrs.evolve(result, tail_moments=((TailMoments.of(result), 1),))
+    key = (direction, width, anchor, stats, max_buckets)
+    known = None if moments is None else moments.get(key)
+    if known is None:
+        known = ((TailMoments.of(result), 1),)
+        if moments is not None:
+            moments[key] = known
+    return attrs.evolve(result, tail_moments=known)
 
 
 def tail_cutoff(mu: float) -> float:

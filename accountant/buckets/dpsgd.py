@@ -76,6 +76,7 @@ class SubsampledGaussianRelease:
         self.description = mechanism.description
         g = self._g = mechanism.geometry
         self._stats: dict[tuple[str, float], LossStatistics] = {}
+        self._lattice_moments: dict = {}  # tail moments of lattice(), kept between passes
         mu, k = g.mu, g.cut
         self._offsets = (-0.5 * mu, 0.5 * mu)  # y = l/mu + offset: side A, shifted side S
         self._support = ((-k, mu - k), (k - mu, k))  # (low ends), (high ends), per side
@@ -345,7 +346,9 @@ class SubsampledGaussianRelease:
         stats = self.statistics(direction, tail_mass)
         part, atoms = subsampled_law(self.mechanism, self._weights(direction)[0])
         logs = self.mechanism.mass_logs(direction)
-        return lattice_release(part, atoms, direction, width, anchor, stats, logs, max_buckets)
+        return lattice_release(
+            part, atoms, direction, width, anchor, stats, logs, max_buckets, self._lattice_moments
+        )
 
     def _place_top(self, direction, edges, d_edges, width, anchor, first, masses, errors):
         """Add the atom and the unresolved top to the bucket of the atom's loss; returns the

@@ -10,6 +10,9 @@ when it cannot reach the accuracy.
 
 from __future__ import annotations
 
+import contextvars
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
@@ -48,6 +51,8 @@ __all__ = ["PrivacyBuckets"]
 #: second-order corrections of :mod:`~accountant.buckets.second_order` (order ``V = n w^2``)
 #: instead of loss intervals that widen like ``n w``. ``None`` turns rounding off.
 ROUNDING_RELEASES: int | None = 64
+#: Threads composing the directions of a query at once (at most one per core).
+WORKERS = min(2, os.cpu_count() or 1)
 
 
 def _as_release(mechanism: Any) -> ReleaseSource:
@@ -306,6 +311,18 @@ class PrivacyBuckets:
     def _finer(self, direction: str, rung: int) -> bool:
         """Whether ``rung`` is finer than the rung before it in ``direction``."""
         return self._rung_width(direction, rung) < self._rung_width(direction, rung - 1)
+
+    def _in_parallel(self, jobs: list) -> None:
+        """Run ``jobs`` (compositions filling the cache: the two directions of a rung) on up
+        to :data:`WORKERS` threads; the FFTs, numpy and the numba kernels release the GIL."""
+        if len(jobs) < 2 or WORKERS < 2:
+            for job in jobs:
+                job()
+            return
+        with ThreadPoolExecutor(max_workers=min(len(jobs), WORKERS)) as pool:
+            # each job in a copy of this context: the query's progress bar goes along
+            for future in [pool.submit(contextvars.copy_context().run, job) for job in jobs]:
+                future.result()
 
     def _rung(self, direction: str, rung: int, tilt: float = 0.0) -> BucketedPLD:
         width = self._rung_width(direction, rung)

@@ -71,7 +71,7 @@ def _full_sum(half: np.ndarray, size: int) -> float:
     return float(edges + 2.0 * np.sum(np.abs(interior)))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _accumulate_power(
     spectrum: np.ndarray,
     times: int,

@@ -64,6 +64,12 @@ def _tilt_groups(tilts: np.ndarray) -> list[tuple[float, np.ndarray]]:
     return [(float(t), np.flatnonzero(chosen == t)) for t in np.unique(chosen)]
 
 
+def _compositions(buckets: PrivacyBuckets, direction: str, rung: int, eps: np.ndarray) -> None:
+    """Compose (into the accountant's cache) what :func:`_direction_brackets` will read."""
+    for tilt, _ in _tilt_groups(buckets._tilts(direction, rung, eps)):
+        buckets._rung(direction, rung, tilt)
+
+
 def _direction_brackets(
     buckets: PrivacyBuckets, direction: str, rung: int, eps: np.ndarray, kind: str
 ) -> list[tuple[Any, np.ndarray, np.ndarray, np.ndarray]]:
@@ -90,7 +96,9 @@ def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str)
     for rung in range(MAX_RUNGS + 1):
         # Directions that can no longer change the result, or whose width did not
         # change, are not recomputed (a choice that does not depend on the accuracy).
-        for d in (d for d in relevant if not rung or buckets._finer(d, rung)):
+        todo = [d for d in relevant if not rung or buckets._finer(d, rung)]
+        buckets._in_parallel([lambda d=d, r=rung: _compositions(buckets, d, r, flat) for d in todo])
+        for d in todo:
             brackets[d] = _direction_brackets(buckets, d, rung, flat, kind)
             low, high = np.zeros(flat.size), np.full(flat.size, np.inf)
             for _, entries, group_low, group_high in brackets[d]:
@@ -164,8 +172,15 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
     plds: dict = {}
     relevant = list(directions)
     for rung in range(MAX_RUNGS + 1):
+        todo = [d for d in relevant if not rung or buckets._finer(d, rung)]
+        buckets._in_parallel(
+            [
+                lambda d=d, r=rung: buckets._rung(d, r, buckets._tilt_for_delta(d, r, target))
+                for d in todo
+            ]
+        )
         try:
-            for d in (d for d in relevant if not rung or buckets._finer(d, rung)):
+            for d in todo:
                 plds[d] = buckets._rung(d, rung, buckets._tilt_for_delta(d, rung, target))
                 within = (low[d], high[d]) if rung else None
                 found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
