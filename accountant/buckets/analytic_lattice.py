@@ -264,6 +264,7 @@ def lattice_release(
         # B = A e^{-g}; where e^{-g} overflows, no B error is known (A-only bounds remain)
         error_b=1.01 * float(np.linalg.norm(absolute * scale)) if fits else math.inf,
         entry_error=1.01 * float(np.max(absolute)),
+        entry_errors=1.01 * absolute,  # where they lie: a tilt weighs each by its own factor
         hoeffding_variance=width * width,
         hoeffding_drift=max(rounded.drift, atom_drift) * (1.0 + 1e-9),
     )

@@ -36,8 +36,10 @@ __all__ = [
     "BucketedPLD",
     "bucket_pld",
     "cut_to_chernoff_window",
-    "error_prefix",
+    "error_suffix",
+    "mass_suffix",
     "merge_tail_moments",
+    "suffix_sum",
     "tail_cut_positions",
 ]
 
@@ -79,7 +81,7 @@ class BucketedPLD:
         buckets, whichever is smallest."""
         bound = min(math.sqrt(counted) * self.error_a, counted * self.entry_error)
         if self.entry_errors is not None and counted > 0:
-            suffix = error_prefix(self)[1]
+            suffix = error_suffix(self)
             bound = min(bound, float(suffix[self.size - counted]) * _prefix_slack(self))
         return bound
 
@@ -110,22 +112,32 @@ class BucketedPLD:
         return centre + self.offset_low - slack, centre + self.offset_high + slack
 
 
-_ERROR_PREFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ERROR_SUFFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MASS_SUFFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def error_prefix(pld: BucketedPLD) -> tuple[np.ndarray, np.ndarray]:
-    """``(prefix, suffix)``: ``prefix[k] = sum(entry_errors[:k])`` and ``suffix[k] =
-    sum(entry_errors[k:])``, each a sum of non-negative terms (never a difference: the
-    errors of low-loss entries of a tilted composition are large, those of the entries a
-    query counts tiny). Cached per distribution; multiply by :func:`_prefix_slack` for a
-    certified bound."""
-    if pld not in _ERROR_PREFIX:
-        prefix = np.zeros(pld.size + 1)
-        np.cumsum(pld.entry_errors, out=prefix[1:])
-        suffix = np.zeros(pld.size + 1)
-        suffix[:-1] = np.cumsum(pld.entry_errors[::-1])[::-1]
-        _ERROR_PREFIX[pld] = (prefix, suffix)
-    return _ERROR_PREFIX[pld]
+def error_suffix(pld: BucketedPLD) -> np.ndarray:
+    """``suffix[k] = sum(entry_errors[k:])``, summed from the top (non-negative terms, never
+    a difference: the errors of low-loss entries of a tilted composition are large, those
+    of the entries a query counts tiny). Cached per distribution; multiply by
+    :func:`_prefix_slack` for a certified bound; ``suffix[0]`` bounds any prefix."""
+    if pld not in _ERROR_SUFFIX:
+        _ERROR_SUFFIX[pld] = suffix_sum(pld.entry_errors)
+    return _ERROR_SUFFIX[pld]
+
+
+def mass_suffix(pld: BucketedPLD) -> np.ndarray:
+    """``suffix[k] = sum(mass_a[k:])`` summed from the top (cached per distribution)."""
+    if pld not in _MASS_SUFFIX:
+        _MASS_SUFFIX[pld] = suffix_sum(pld.mass_a)
+    return _MASS_SUFFIX[pld]
+
+
+def suffix_sum(values: np.ndarray) -> np.ndarray:
+    """``out[k] = sum(values[k:])`` summed from the top, with ``out[size] = 0``."""
+    out = np.zeros(values.size + 1)
+    out[:-1] = np.cumsum(values[::-1])[::-1]
+    return out
 
 
 def _prefix_slack(pld: BucketedPLD) -> float:
@@ -217,6 +229,7 @@ def cut_to_chernoff_window(pld: BucketedPLD, tail_mass: float) -> BucketedPLD:
         mass_a=pld.mass_a[start:stop],
         mass_b=pld.mass_b[start:stop],
         lost_a=(pld.lost_a + lost) * (1.0 + 4.0 * UNIT_ROUNDOFF),
+        entry_errors=None if pld.entry_errors is None else pld.entry_errors[start:stop],
     )
 
 

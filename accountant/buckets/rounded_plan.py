@@ -131,8 +131,24 @@ def _tilted(
     largest_log = float(np.max(np.abs(np.log(single.mass_a[finite]))))
     exponent = 4.0 * _U * (largest_log + float(np.max(np.abs(shifts))) + abs(log_sum) + 2.0)
     relative = (1.0 + single.relative_error) * (1.0 + math.expm1(exponent) + 2.0 * _U) - 1.0
-    scale = math.exp(float(np.max(shifts)) - log_sum) * (1.0 + exponent + 4.0 * _U)
-    return values, log_sum, relative, summary.input_error * scale
+    margin = 1.0 + exponent + 4.0 * _U
+    if single.entry_errors is not None:  # each entry's absolute error times its own factor
+        with np.errstate(over="ignore"):
+            weighted = float(np.dot(single.entry_errors, np.exp(shifts - log_sum)))
+        error = weighted * (1.0 + (single.size + 4) * _U) * margin
+        return (
+            values,
+            log_sum,
+            relative,
+            min(error, summary.input_error * _max_factor(shifts, log_sum) * margin),
+        )
+    return values, log_sum, relative, summary.input_error * _max_factor(shifts, log_sum) * margin
+
+
+def _max_factor(shifts: np.ndarray, log_sum: float) -> float:
+    """The largest tilting factor ``e^{a_j - ln S}`` of a release (inf if it overflows)."""
+    top = float(np.max(shifts)) - log_sum
+    return math.exp(top) if top < 709.0 else math.inf
 
 
 @attrs.frozen(eq=False)
@@ -264,9 +280,10 @@ class RoundedPlan:
 
     def affordable(self, tilt: float) -> float:
         """``tilt``, or the largest grid tilt below it whose window is at most
-        :data:`TILT_GROWTH` times the untilted one (0 if none is): a smaller tilt resolves
-        less far below the round-off, a heavy upper tail of the tilted law costs buckets."""
-        budget = TILT_GROWTH * (self.stop - self.start + 1)
+        :data:`TILT_GROWTH` times the untilted one and fits ``max_buckets / 2`` (0 if none
+        does): a smaller tilt resolves less far below the round-off, a heavy upper tail of
+        the tilted law costs buckets."""
+        budget = min(TILT_GROWTH * (self.stop - self.start + 1), self.max_buckets // 2)
         candidates = LAMBDA_GRID[tilt >= LAMBDA_GRID][::-1]
         for candidate in candidates[:24]:
             if self._window_stop(float(candidate)) - self.start + 1 <= budget:

@@ -29,12 +29,11 @@ loss interval, with the masses' certified errors (:func:`bucket_sum`).
 from __future__ import annotations
 
 import math
-import weakref
 
 import numpy as np
 from scipy.special import erfc
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, error_prefix
+from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, error_suffix, mass_suffix
 
 __all__ = [
     "Corrections",
@@ -109,22 +108,6 @@ def bucket_sum(pld: BucketedPLD, weights: np.ndarray, bound: float) -> float:
     return windowed_sum(pld, 0, pld.size, weights, 0.0, 0.0, bound)
 
 
-_PREFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _prefix(pld: BucketedPLD) -> tuple[np.ndarray, np.ndarray]:
-    """``(prefix, suffix)`` with ``prefix[k] = sum(mass_a[:k])`` and ``suffix[k] =
-    sum(mass_a[k:])`` (cached per composed distribution). Both are sums of non-negative
-    terms: a tail is never a difference of two large sums, whose rounding could swamp it."""
-    if pld not in _PREFIX:
-        prefix = np.zeros(pld.size + 1)
-        np.cumsum(pld.mass_a, out=prefix[1:])
-        suffix = np.zeros(pld.size + 1)
-        suffix[:-1] = np.cumsum(pld.mass_a[::-1])[::-1]
-        _PREFIX[pld] = (prefix, suffix)
-    return _PREFIX[pld]
-
-
 def windowed_sum(
     pld: BucketedPLD,
     start: int,
@@ -137,17 +120,18 @@ def windowed_sum(
     """:func:`bucket_sum` with ``weights`` given on buckets ``start:stop`` only, and the
     function bounded by ``before`` on the buckets below and by ``after`` above (their masses
     from prefix sums): the same certified bound at the cost of the window alone."""
-    prefix, suffix = _prefix(pld)
-    below, above = float(prefix[start]), float(suffix[stop])
+    # the mass below the window is at most the whole mass (``before`` is negligible)
+    suffix = mass_suffix(pld)
+    below, above = float(suffix[0]), float(suffix[stop])
     main = float(np.dot(pld.mass_a[start:stop], weights)) + before * below + after * above
     norm = float(np.linalg.norm(weights))
     norm += before * math.sqrt(start) + after * math.sqrt(pld.size - stop)
     weight_sum = float(np.sum(weights)) + before * start + after * (pld.size - stop)
     error = min(pld.error_a * norm, pld.entry_error * weight_sum)
     if pld.entry_errors is not None:
-        errors, later = error_prefix(pld)
+        later = error_suffix(pld)
         weighted = float(np.dot(pld.entry_errors[start:stop], weights))
-        weighted += before * float(errors[start]) + after * float(later[stop])
+        weighted += before * float(later[0]) + after * float(later[stop])
         error = min(error, weighted * (1.0 + 2.0 * (pld.size + 8) * UNIT_ROUNDOFF))
     total = main + error
     total = total * (1.0 + (pld.size + 8) * UNIT_ROUNDOFF) / (1.0 - pld.relative_error)

@@ -32,7 +32,7 @@ import weakref
 
 import numpy as np
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, mass_suffix, suffix_sum
 
 __all__ = ["SuffixSums", "suffix_sums"]
 
@@ -49,10 +49,10 @@ class SuffixSums:
     def __init__(self, pld: BucketedPLD, edges: tuple[np.ndarray, np.ndarray]):
         self.low, self.high = edges
         mass = pld.mass_a
-        self.mass = _suffix(mass)
+        self.mass = mass_suffix(pld)
         with np.errstate(over="ignore", invalid="ignore"):
-            self.mass_high = _suffix(mass * np.exp(-self.high))
-            self.mass_low = _suffix(mass * np.exp(-self.low))
+            self.mass_high = suffix_sum(mass * np.exp(-self.high))
+            self.mass_low = suffix_sum(mass * np.exp(-self.low))
         self.gamma = (pld.size + 8) * UNIT_ROUNDOFF
 
     def adp_a_only(self, eps: float) -> tuple[float, float, float, int]:
@@ -80,13 +80,6 @@ class SuffixSums:
         first = int(np.searchsorted(self.high, eps, side="right"))
         surely = int(np.searchsorted(self.low, eps, side="right"))
         return float(self.mass[first]), float(self.mass[surely]), self.mass.size - 1 - first
-
-
-def _suffix(values: np.ndarray) -> np.ndarray:
-    """``out[k] = sum(values[k:])`` summed from the top, with ``out[size] = 0``."""
-    out = np.zeros(values.size + 1)
-    out[:-1] = np.cumsum(values[::-1])[::-1]
-    return out
 
 
 def suffix_sums(pld: BucketedPLD, edges: tuple[np.ndarray, np.ndarray]) -> SuffixSums:
