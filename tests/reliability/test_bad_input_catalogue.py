@@ -35,11 +35,12 @@ except ImportError:  # pragma: no cover - the [torch] extra is missing
 
 from tests.reliability.catalogue import CATALOGUED
 from tests.reliability.catalogue_bounds import BOUND_CASES
+from tests.reliability.catalogue_calibration import CALIBRATION_CASES
 from tests.reliability.catalogue_dpsgd import DPSGD_CASES
 from tests.reliability.catalogue_engines import ENGINE_CASES
 from tests.reliability.catalogue_optimizers import OPTIMIZER_CASES
 
-ACCOUNTANT_CASES = BOUND_CASES + ENGINE_CASES + DPSGD_CASES
+ACCOUNTANT_CASES = BOUND_CASES + ENGINE_CASES + DPSGD_CASES + CALIBRATION_CASES
 CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES
 
 
@@ -87,6 +88,8 @@ NO_USER_INPUT = {
     "NoiseBound": "result of noise_bound",
     "SmoothDelta": "result of smooth_bucket_delta",
     "optimal.OptimalNoise": "result of optimal_noise",
+    "NoiseCalibration": "result of calibrate_noise_multiplier",
+    "CalibrationPoint": "one evaluation inside a NoiseCalibration",
 }
 
 #: Public names whose bad inputs the older catalogue ``tests/test_bad_inputs.py`` covers,
