@@ -40,6 +40,11 @@ def _sum_slack(terms: int) -> float:
     return 1.0 + (terms + 64.0) * UNIT_ROUNDOFF
 
 
+#: Up to this many buckets above eps, ADP sums are taken term by term (exact to a few ulp
+#: of the result); beyond, from suffix sums (:mod:`accountant.buckets.suffix_sums`).
+SCAN_LIMIT = 1 << 16
+
+
 def _first_above(high_edges: np.ndarray, eps: float) -> int:
     """The first bucket whose upper edge exceeds eps (the edges increase): the scans skip
     every bucket before it, which counts in no bound at eps."""
@@ -93,11 +98,13 @@ def _adp_at(
 ) -> tuple[float, float, float]:
     """:func:`adp_interval` of the composed buckets as they are (no Hoeffding shift)."""
     low_edges, high_edges = edges
-    if math.isinf(pld.error_b):  # only the A-only sums count: suffix sums answer them
+    first = _first_above(high_edges, eps)
+    if math.isinf(pld.error_b) and pld.size - first > SCAN_LIMIT:
+        # only the A-only sums count, over many buckets: suffix sums answer them (a
+        # subtraction, rounded the safe way); fewer buckets are summed term by term
         upper_a_only, lower_a_only, counted_a, counted = suffix_sums(pld, edges).adp_a_only(eps)
         upper_sum, lower_sum = upper_a_only, lower_a_only
     else:
-        first = _first_above(high_edges, eps)
         upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only = adp_scan(
             pld.mass_a[first:], pld.mass_b[first:], low_edges[first:], high_edges[first:], eps
         )
