@@ -7,6 +7,8 @@ reorder sums and break inf/NaN handling).
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -168,30 +170,157 @@ def bucket_sums(
     return sums_a, sums_b, most
 
 
+#: A lattice is coarsened for ``lambda`` while ``lambda * step`` stays below this: moving
+#: mass by at most one coarse step keeping its mean raises ``ln E e^{lambda L}`` by at most
+#: ``(lambda * step)^2 / 8 <= 1e-8`` (Hoeffding's lemma).
+_COARSE_REACH = 2.8e-4
+#: A sum stops once a bound on everything it has not yet added is below this fraction of it.
+_STOP_FRACTION = 2.0**-60
+_U = 1.1102230246251565e-16
+_TINY = 2.2250738585072014e-308
+_RESCALE = 2.0**500
+_LOG_RESCALE = 500.0 * 0.6931471805599453
+
+
+@numba.njit(cache=True, nogil=True)
+def _spread_halve(mass: np.ndarray) -> np.ndarray:
+    """The masses on every other lattice point, each odd point's mass split in halves onto
+    its two neighbours (its mean kept): ``out[g] = m[2g] + m[2g - 1] / 2 + m[2g + 1] / 2``."""
+    out = np.zeros(mass.size // 2 + 1)
+    for j in range(mass.size):
+        if j % 2 == 0:
+            out[j // 2] += mass[j]
+        else:
+            half = 0.5 * mass[j]
+            out[j // 2] += half
+            out[j // 2 + 1] += half
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _falling_sum(mass: np.ndarray, rest: np.ndarray, t: float, floor: float) -> float:
+    """``ln`` of an upper bound on ``sum_i mass[i] t^i`` (``0 < t <= 1``, non-negative
+    masses), adding terms in order until ``t^{i+1} rest[i]`` (``rest[i] >= sum_{k > i}
+    mass[k]``) is below :data:`_STOP_FRACTION` of the sum, then that bound. Running power
+    and sum are rescaled by ``2^500`` (exactly) before the power underflows; ``floor`` is an
+    allowance (in the input's units) for masses lost to underflow before the call."""
+    total = floor
+    power = 1.0
+    rescales = 0
+    lost = 0
+    for i in range(mass.size):
+        total += mass[i] * power
+        lost += 1
+        # checked every 16 terms (a cheaper loop) and before each rescaling (which the
+        # check keeps from overflowing: an unfinished sum is below 2^60 rest t^i)
+        if i + 1 < mass.size and (i % 16 == 15 or power * t < 1.0 / _RESCALE):
+            tail = power * t * rest[i]
+            if tail <= _STOP_FRACTION * total:
+                total += tail * (1.0 + 4.0 * _U)
+                break
+        power *= t
+        if power < 1.0 / _RESCALE:
+            total += lost * _TINY  # products that underflowed at this scale
+            lost = 0
+            total *= _RESCALE
+            power *= _RESCALE
+            rescales += 1
+    total += lost * _TINY
+    # the logarithm, the rounded 500 ln 2 and the sums below each round by u relative
+    log_total, log_scale = math.log(total), -rescales * _LOG_RESCALE
+    return log_total + log_scale + 4.0 * _U * (abs(log_total) + abs(log_scale) + 1.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _falling_sum_of_logs(mass: np.ndarray, rest: np.ndarray, log_t: float) -> float:
+    """:func:`_falling_sum` when ``t = e^{log_t}`` would underflow: terms added as
+    logarithms (the sum stops once ``ln rest[i] + (i + 1) log_t`` is 42 below it). Each
+    logarithm and log-sum rounds by a few ``u`` of its magnitude: ``8 u`` times the largest
+    magnitude met, per term added, is added."""
+    total = -math.inf
+    largest = 1.0
+    added = 0
+    for i in range(mass.size):
+        if mass[i] > 0.0:
+            term = math.log(mass[i]) + i * log_t
+            largest = max(largest, abs(term))
+            added += 1
+            if total == -math.inf:
+                total = term
+            else:
+                high, low = max(total, term), min(total, term)
+                total = high + math.log1p(math.exp(low - high))
+        if i + 1 < mass.size and rest[i] > 0.0:
+            tail = math.log(rest[i]) + (i + 1) * log_t
+            if total > -math.inf and tail <= total - 42.0:
+                total = total + math.log1p(math.exp(tail - total))
+                added += 1
+                break
+        elif i + 1 < mass.size and rest[i] == 0.0:
+            break
+    if total == -math.inf:
+        return math.log(_TINY)
+    return total + 8.0 * _U * (added + 1) * largest
+
+
+@numba.njit(cache=True, nogil=True)
+def _rests(ordered: np.ndarray) -> np.ndarray:
+    """``rest[i]``: an upper bound on ``sum_{k > i} ordered[k]`` (sequential sums of
+    non-negative terms, rounded up)."""
+    size = ordered.size
+    rest = np.zeros(size)
+    grow = 1.0 + 1.01 * (size + 2) * _U
+    running = 0.0
+    for i in range(size - 1, 0, -1):
+        running += ordered[i]
+        rest[i - 1] = running * grow
+    return rest
+
+
 @numba.njit(cache=True, nogil=True)
 def lattice_log_mgf(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bool) -> np.ndarray:
-    """``out[k] = ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
-    non-negative masses on the lattice ``j = 0 .. J``, by Horner's rule in ``t = e^{-lambda
-    step} <= 1`` (no overflow): upward, ``z^J sum_j mass[j] t^{J - j}``; downward, ``sum_j
-    mass[j] t^j``, each rounded up: non-negative terms keep the sum within ``(1 + u)^{3 (J +
-    2)}`` of its value, relative, and terms that underflow lose at most ``(J + 1)`` times the
-    smallest normal number."""
+    """``out[k] >= ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
+    non-negative masses on the lattice ``j = 0 .. J``.
+
+    Upward, ``e^{lambda step J} sum_j mass[J - j] t^j``; downward ``sum_j mass[j] t^j``,
+    ``t = e^{-lambda step} <= 1`` (:func:`_falling_sum`: no overflow, and a sum stops early
+    once the rest is negligible, so large ``lambda`` reads a few buckets). For small
+    ``lambda`` the masses are first spread onto a lattice ``2^r`` times coarser keeping their
+    means (:func:`_spread_halve`, ``r`` levels), which by convexity of ``e^{lambda L}`` only
+    raises the sum, by a factor of at most ``e^{(lambda step 2^r)^2 / 8}``, with
+    ``lambda step 2^r <=`` :data:`_COARSE_REACH`. Rounding: ``p = t^i`` by ``i``
+    multiplications from a ``t`` within one rounding, products and sums of non-negative
+    terms, ``r`` levels of two additions: the sum is scaled by ``(1 + 3.01 (n + 2) u)(1 +
+    2.02 (r + 1) u)`` (``n`` the lattice's size); ``J + 1`` times the smallest normal number
+    covers products lost to underflow at each scale and ``2 r J`` times it halvings lost;
+    ``4 u`` times the magnitudes of the logarithm, the rescaling and the shift covers their
+    rounding."""
     out = np.empty(lambdas.size)
-    top = mass.size - 1
+    levels = [mass[::-1].copy() if upward else mass.copy()]  # in summation order
+    rests = [_rests(levels[0])]
     for k in range(lambdas.size):
-        t = np.exp(-lambdas[k] * step)
-        total = 0.0
+        reach = lambdas[k] * step
+        level = 0
+        while reach * 2.0 ** (level + 1) <= _COARSE_REACH and levels[level].size > 2:
+            level += 1
+            if level == len(levels):
+                # halving commutes with reversal up to which end the odd point lies at:
+                # spread in lattice order, then put back in summation order
+                natural = levels[level - 1][::-1].copy() if upward else levels[level - 1]
+                coarser = _spread_halve(natural)
+                levels.append(coarser[::-1].copy() if upward else coarser)
+                rests.append(_rests(levels[level]))
+        ordered = levels[level]
+        coarse = step * 2.0**level
+        floor = 2.0 * level * mass.size * _TINY
+        if lambdas[k] * coarse < 600.0:
+            t = math.exp(-lambdas[k] * coarse)
+            value = _falling_sum(ordered, rests[level], t, floor)
+        else:  # t would underflow
+            value = _falling_sum_of_logs(ordered, rests[level], -lambdas[k] * coarse)
+        value += math.log1p(3.01 * (ordered.size + 2) * _U) + math.log1p(2.02 * (level + 1) * _U)
         if upward:
-            for j in range(mass.size):
-                total = total * t + mass[j]
-        else:
-            for j in range(top, -1, -1):
-                total = total * t + mass[j]
-        # Horner's rounding (non-negative terms), then what underflow may have lost
-        total = total * (1.0 + 3.01 * (top + 2) * 1.1102230246251565e-16)
-        total += (top + 1) * 2.2250738585072014e-308
-        if upward:
-            out[k] = np.log(total) + lambdas[k] * step * top
-        else:
-            out[k] = np.log(total)
+            shift = lambdas[k] * coarse * (ordered.size - 1)
+            value += shift + 4.0 * _U * (abs(shift) + abs(value))
+        out[k] = value
     return out

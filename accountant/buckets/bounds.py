@@ -28,7 +28,7 @@ from accountant.buckets.rounding import hoeffding_slack
 from accountant.buckets.second_order import adp_corrections
 from accountant.buckets.suffix_sums import suffix_sums
 
-__all__ = ["adp_interval", "pdp_interval"]
+__all__ = ["adp_interval", "pdp_interval", "uncorrected_interval"]
 
 #: ``ln`` of the largest float: ``math.exp`` overflows above it.
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
@@ -91,6 +91,18 @@ def pdp_interval(
     upper = min(total_mass_up(pld.mass_logs), _pdp_at(pld, eps - shift, edges)[1] + term)
     lower = min(upper, max(0.0, _pdp_at(pld, eps + shift, edges)[0] - term))
     return lower, upper
+
+
+def uncorrected_interval(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray], kind: str
+) -> tuple[float, float]:
+    """The ADP or PDP ``(lower, upper)`` of the buckets as they are, without the
+    second-order corrections or Hoeffding shifts of rounded losses: NOT certified for them
+    (it is what the same masses would give with exact losses on the lattice)."""
+    if kind == "ADP":
+        low, high, _ = _adp_at(pld, eps, edges)
+        return low, high
+    return _pdp_at(pld, eps, edges)
 
 
 def _adp_at(

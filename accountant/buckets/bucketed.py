@@ -103,15 +103,29 @@ class BucketedPLD:
         return int(self.mass_a.size)
 
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper loss edges of every stored bucket, widened by a rounding slack."""
-        index = self.first_index + np.arange(self.size, dtype=np.float64)
-        centre = index * self.width
-        slack = (
-            8.0 * UNIT_ROUNDOFF * (np.abs(centre) + abs(self.offset_low) + abs(self.offset_high))
-        )
-        return centre + self.offset_low - slack, centre + self.offset_high + slack
+        """Lower and upper loss edges of every stored bucket, widened by a rounding slack:
+        ``c_j + o_low - s_j`` and ``c_j + o_high + s_j``, ``c_j = (first + j) w``, ``s_j = 8 u
+        (|c_j| + |o_low| + |o_high|)``. Computed once per distribution (read-only arrays)."""
+        if self not in _EDGES:
+            centre = np.arange(self.size, dtype=np.float64)
+            centre += self.first_index
+            centre *= self.width
+            slack = np.abs(centre)
+            slack += abs(self.offset_low)
+            slack += abs(self.offset_high)
+            slack *= 8.0 * UNIT_ROUNDOFF
+            low = centre + self.offset_low
+            low -= slack
+            high = centre
+            high += self.offset_high
+            high += slack
+            low.flags.writeable = False
+            high.flags.writeable = False
+            _EDGES[self] = (low, high)
+        return _EDGES[self]
 
 
+_EDGES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _ERROR_SUFFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MASS_SUFFIX: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

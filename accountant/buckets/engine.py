@@ -34,6 +34,7 @@ from accountant.buckets.refinement import (
     WIDTH_RATIO,
     stop_reason,
 )
+from accountant.buckets.release_store import ReleaseStore
 from accountant.buckets.results import Bounds, EpsilonBounds
 from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.sources import PLDRelease, ReleaseSource
@@ -54,6 +55,9 @@ ROUNDING_RELEASES: int | None = 64
 #: after the other; 2 takes a heterogeneous run of 1,000 settings from 56 s to 48 s on two
 #: cores, but holds both directions' arrays at once (1.2 GB instead of 0.96 GB at 10^6 steps).
 WORKERS = 1
+#: The releases kept between the two passes of a composition hold at most this many
+#: arrays of ``max_buckets`` float64 entries (384 MiB at the default budget).
+STORE_ARRAYS = 6
 
 
 def _as_release(mechanism: Any) -> ReleaseSource:
@@ -188,15 +192,42 @@ class PrivacyBuckets:
         return self._cache[key]
 
     def _single(self, direction: str, width: float, rounds: bool):
-        """``make(i)``: release ``i`` bucketed (or rounded, if ``rounds``) at ``width``."""
+        """``make(i)``: release ``i`` bucketed (or rounded, if ``rounds``) at ``width``;
+        rounded releases leave their masses in the :meth:`_store` for the second pass."""
 
         def single(index: int) -> BucketedPLD:
             component = self.components[index]
             place = component.release.lattice if rounds else component.release.bucket
             anchor = self._anchor(component, direction)
-            return place(direction, width, anchor, self.tail_mass, self.max_buckets)
+            pld = place(direction, width, anchor, self.tail_mass, self.max_buckets)
+            if rounds:
+                self._store().put((direction, width), index, pld.mass_a, pld.entry_errors)
+            return pld
 
         return single
+
+    def _masses(self, direction: str, width: float):
+        """``masses(i)``: the A-masses and per-entry errors of rounded release ``i`` at
+        ``width``, from the :meth:`_store` when the first pass kept them."""
+        single = self._single(direction, width, True)
+
+        def masses(index: int) -> tuple[np.ndarray, np.ndarray | None]:
+            kept = self._store().get((direction, width), index)
+            if kept is not None:
+                return kept
+            pld = single(index)
+            return pld.mass_a, pld.entry_errors
+
+        return masses
+
+    def _store(self) -> ReleaseStore:
+        """Releases kept between the passes (:mod:`~accountant.buckets.release_store`):
+        :data:`STORE_ARRAYS` arrays of ``max_buckets`` entries at most, one
+        ``(direction, width)`` group per thread composing."""
+        if "store" not in self._cache:
+            budget = STORE_ARRAYS * self.max_buckets * 8
+            self._cache.setdefault("store", ReleaseStore(budget, groups=WORKERS))
+        return self._cache["store"]
 
     def _plan(self, direction: str, width: float) -> RoundedPlan | None:
         """The first pass of composing rounded releases at once (cached; ``None`` when
@@ -223,7 +254,7 @@ class PrivacyBuckets:
         single = self._single(direction, width, rounds)
         plan = self._plan(direction, width)
         if plan is not None:  # one FFT per release over the composition's window
-            composed = plan.compose(single, tilt)
+            composed = plan.compose(self._masses(direction, width), tilt)
             if composed is not None:
                 return composed
         if tilt > 0.0:  # the tilted window did not fit: the untilted composition

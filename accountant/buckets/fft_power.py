@@ -125,10 +125,22 @@ def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     # (1 + sqrt(5) u); the real bound is rounded up the same way; underflow costs at most
     # the smallest normal number per component
     growth = math.expm1(factors * math.log1p(_COMPLEX_PRODUCT * _U)) * (1.0 + 8.0 * _U)
+    # (in place where it can be: at 10^6 steps these arrays hold millions of entries)
     magnitude = np.abs(product)
-    own = magnitude * growth + np.where((magnitude < _SMALL) & (upper > 0.0), _TINY, 0.0)
-    moved = slope * (upper * math.exp(2.0 * _U * (factors + releases + 8)) + _TINY)
+    own = np.where((magnitude < _SMALL) & (upper > 0.0), _TINY, 0.0)
+    own += magnitude * growth
+    moved = np.multiply(upper, math.exp(2.0 * _U * (factors + releases + 8)), out=upper)
+    moved += _TINY
+    moved *= slope
+    del slope
+    moved += own  # moved + own
+    del own
+    moved_sum = _full_sum(moved, size)
+    moved += magnitude  # magnitude + moved + own
+    del magnitude
+    inverse = FFT_CONSTANT * _U * depth * _full_sum(moved, size) / size
+    del moved, upper
+    entry_error = (moved_sum / size + inverse) * (1.0 + 1e-12)
     masses = scipy.fft.irfft(product, size)
-    inverse = FFT_CONSTANT * _U * depth * _full_sum(magnitude + moved + own, size) / size
-    entry_error = (_full_sum(moved + own, size) / size + inverse) * (1.0 + 1e-12)
-    return PoweredSpectrum(np.maximum(masses, 0.0), entry_error)
+    del product
+    return PoweredSpectrum(np.maximum(masses, 0.0, out=masses), entry_error)

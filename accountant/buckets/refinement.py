@@ -33,7 +33,7 @@ import attrs
 import numpy as np
 
 from accountant.buckets._kernels import pdp_scan
-from accountant.buckets.bounds import adp_interval, pdp_interval
+from accountant.buckets.bounds import adp_interval, pdp_interval, uncorrected_interval
 from accountant.buckets.bucketed import BucketedPLD
 
 __all__ = [
@@ -92,6 +92,11 @@ def interval(pld: BucketedPLD, eps: float, edges: tuple, kind: str) -> tuple[flo
     return pdp_interval(pld, eps, edges)
 
 
+#: Buckets whose loss intervals are at most this many widths wide hold point losses (up to
+#: the rounding slack of their offsets).
+_POINT_LOSSES = 1e-3
+
+
 def collapsed(pld: BucketedPLD) -> BucketedPLD:
     """``pld`` with every bucket's loss interval shrunk to its midpoint and no rounding
     slack: NOT certified; its bracket is what the same masses and error terms would give
@@ -121,10 +126,16 @@ def bucketing_gaps(
             possibly, surely, _ = pdp_scan(pld.mass_a, low_edges, high_edges, float(e))
             gaps[k] = min(max(0.0, possibly - surely), upper[k] - lower[k])
         return gaps
-    point = collapsed(pld)
-    edges = point.edges()
-    for k, e in enumerate(eps):
-        low, high = interval(point, float(e), edges, kind)
+    if pld.offset_high - pld.offset_low <= _POINT_LOSSES * pld.width:
+        # losses on lattice points (rounded): the collapsed buckets are these buckets
+        # without the second-order terms; no copy of a distribution of millions of entries
+        edges = pld.edges()
+        brackets = [uncorrected_interval(pld, float(e), edges, kind) for e in eps]
+    else:
+        point = collapsed(pld)
+        edges = point.edges()
+        brackets = [interval(point, float(e), edges, kind) for e in eps]
+    for k, (low, high) in enumerate(brackets):
         gaps[k] = max(0.0, (upper[k] - lower[k]) - max(0.0, high - low))
     return gaps
 

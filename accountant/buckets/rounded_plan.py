@@ -56,7 +56,10 @@ from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_ta
 from accountant.buckets.fft_power import power_spectrum
 from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
 
-__all__ = ["TILT_GROWTH", "RoundedPlan", "compose_rounded"]
+__all__ = ["TILT_GROWTH", "Masses", "RoundedPlan", "compose_rounded"]
+
+#: ``masses(i)``: release ``i``'s A-masses and per-entry errors (``None``: none kept).
+Masses = Callable[[int], tuple[np.ndarray, "np.ndarray | None"]]
 
 _U = 2.0**-53
 _MARGIN = 1.0 + 1e-12
@@ -114,28 +117,29 @@ class _Summary:
 
 
 def _tilted(
-    single: BucketedPLD, summary: _Summary, tilt: float
+    mass_a: np.ndarray, entry_errors: np.ndarray | None, summary: _Summary, tilt: float
 ) -> tuple[np.ndarray, float, float, float]:
-    """``(x~, ln S, relative error, input error)`` of one release tilted by ``tilt``."""
+    """``(x~, ln S, relative error, input error)`` of one release (its A-masses and their
+    per-entry errors, if any) tilted by ``tilt``."""
     shifts = (
-        tilt * single.width * (np.arange(single.size) + (single.first_index - summary.reference))
+        tilt * summary.width * (np.arange(summary.size) + (summary.first_index - summary.reference))
     )
     with np.errstate(divide="ignore"):
-        logs = np.log(single.mass_a) + shifts
+        logs = np.log(mass_a) + shifts
     finite = np.isfinite(logs)
     if not finite.any():  # no finite outcome: nothing to tilt (and an exact zero spectrum)
-        return np.zeros(single.size), 0.0, single.relative_error, summary.input_error
+        return np.zeros(summary.size), 0.0, summary.relative_error, summary.input_error
     top = float(np.max(logs[finite]))
     log_sum = top + math.log(float(np.sum(np.exp(logs[finite] - top))))
     values = np.exp(logs - log_sum)
-    largest_log = float(np.max(np.abs(np.log(single.mass_a[finite]))))
+    largest_log = float(np.max(np.abs(np.log(mass_a[finite]))))
     exponent = 4.0 * _U * (largest_log + float(np.max(np.abs(shifts))) + abs(log_sum) + 2.0)
-    relative = (1.0 + single.relative_error) * (1.0 + math.expm1(exponent) + 2.0 * _U) - 1.0
+    relative = (1.0 + summary.relative_error) * (1.0 + math.expm1(exponent) + 2.0 * _U) - 1.0
     margin = 1.0 + exponent + 4.0 * _U
-    if single.entry_errors is not None:  # each entry's absolute error times its own factor
+    if entry_errors is not None:  # each entry's absolute error times its own factor
         with np.errstate(over="ignore"):
-            weighted = float(np.dot(single.entry_errors, np.exp(shifts - log_sum)))
-        error = weighted * (1.0 + (single.size + 4) * _U) * margin
+            weighted = float(np.dot(entry_errors, np.exp(shifts - log_sum)))
+        error = weighted * (1.0 + (summary.size + 4) * _U) * margin
         return (
             values,
             log_sum,
@@ -143,6 +147,15 @@ def _tilted(
             min(error, summary.input_error * _max_factor(shifts, log_sum) * margin),
         )
     return values, log_sum, relative, summary.input_error * _max_factor(shifts, log_sum) * margin
+
+
+def _circular_slice(values: np.ndarray, offset: int, count: int) -> np.ndarray:
+    """``values[(offset + k) mod size]`` for ``k < count <= size``, as a new array."""
+    size = values.size
+    begin = offset % size
+    if begin + count <= size:
+        return values[begin : begin + count].copy()
+    return np.concatenate((values[begin:], values[: begin + count - size]))
 
 
 def _max_factor(shifts: np.ndarray, log_sum: float) -> float:
@@ -290,9 +303,10 @@ class RoundedPlan:
                 return float(candidate)
         return 0.0
 
-    def compose(self, make: Callable[[int], BucketedPLD], tilt: float = 0.0) -> BucketedPLD | None:
-        """The composition (second pass: one spectrum per release), tilted by ``tilt``
-        (``0``: untilted). ``None`` when the tilted window exceeds ``max_buckets / 2``."""
+    def compose(self, masses: Masses, tilt: float = 0.0) -> BucketedPLD | None:
+        """The composition (second pass: one spectrum per release, whose A-masses and
+        per-entry errors ``masses(i)`` gives), tilted by ``tilt`` (``0``: untilted).
+        ``None`` when the tilted window exceeds ``max_buckets / 2``."""
         width, pairs = self.width, list(zip(self.summaries, self.counts, strict=True))
         reference = sum(times * s.reference for s, times in pairs)
         start, stop = self.start, self._window_stop(tilt)
@@ -304,18 +318,21 @@ class RoundedPlan:
 
         def parts():
             for index, (summary, times) in enumerate(pairs):
-                single = make(index)
+                mass_a, entry_errors = masses(index)
                 if tilt == 0.0:
                     relatives.append(summary.relative_error)
-                    yield single.mass_a, times, summary.input_error
+                    yield mass_a, times, summary.input_error
                     continue
-                values, log_sum, relative, error = _tilted(single, summary, tilt)
+                values, log_sum, relative, error = _tilted(mass_a, entry_errors, summary, tilt)
                 logs_s.append(log_sum)
                 relatives.append(relative)
                 yield values, times, error
 
         powered = power_spectrum(parts(), size)
-        window = np.roll(powered.masses, self.first - start)[: stop - start + 1]
+        # entries start - first .. stop - first of the circular result (a copy of exactly
+        # the window: the spectrum's full array is freed)
+        window = _circular_slice(powered.masses, start - self.first, stop - start + 1)
+        powered.masses = None
         cut_low, cut_high = start > self.first, stop < self.last
         logs = MassLogs()
         for summary, times in pairs:
@@ -343,23 +360,39 @@ class RoundedPlan:
                 min(700.0, tilt * width * (start - reference) - log_scale + scale_error)
             )
             folded = low_fold * cut_low + self.tail_mass * cut_high
-            shifts = tilt * width * (start - reference + np.arange(window.size, dtype=np.float64))
-            exponents = log_scale - shifts
-            slack = scale_error + 4.0 * _U * (np.abs(shifts) + np.abs(exponents) + 1.0)
-            growth = float(np.max(slack))
+            # shifts (tilt w)(start - R + k) and exponents C - shifts, built in one array
+            # (at 10^6 steps the window has millions of entries); their rounding slack
+            # 4u(|shift| + |exponent| + 1) is convex in the shift: largest at an end
+            factors = np.arange(window.size, dtype=np.float64)
+            factors += start - reference
+            factors *= tilt * width
+            np.subtract(log_scale, factors, out=factors)
+            ends = [tilt * width * (start - reference + k) for k in (0, window.size - 1)]
+            growth = scale_error + 4.0 * _U * max(abs(e) + abs(log_scale - e) + 1.0 for e in ends)
             total = total_mass_up(logs)
             with np.errstate(over="ignore"):
-                factors = np.exp(exponents)
-                scaled = np.multiply(window, factors, out=np.zeros_like(window), where=window > 0)
-                window = np.minimum(scaled, total)
-                errors = (powered.entry_error + folded) * factors * (1.0 + growth) * _MARGIN
-            fields["entry_errors"] = np.minimum(errors, np.maximum(window, total))
+                np.exp(factors, out=factors)
+                np.multiply(window, factors, out=window, where=window > 0)
+                np.minimum(window, total, out=window)
+                errors = factors  # (powered.entry_error + folded) factors (1 + growth) margin
+                errors *= powered.entry_error + folded
+                errors *= 1.0 + growth
+                errors *= _MARGIN
+            # stored and true masses both lie in [0, max(y, T)] = [0, T]: errors capped at T
+            fields["entry_errors"] = np.minimum(errors, total, out=errors)
             fields["entry_error"] = float(np.max(fields["entry_errors"]))
             fields["error_a"] = float(np.linalg.norm(fields["entry_errors"])) * _MARGIN
             relative = (1.0 + relative) * (1.0 + math.expm1(growth) + 4.0 * _U) - 1.0
-        points = (start + np.arange(window.size)) * width + 0.5 * (offset_low + offset_high)
+        points = np.arange(window.size, dtype=np.float64)
+        points += start
+        points *= width
+        points += 0.5 * (offset_low + offset_high)
         with np.errstate(divide="ignore", over="ignore"):
-            mass_b = np.minimum(np.exp(np.log(window) - points), 1e300)
+            mass_b = np.log(window)
+            mass_b -= points
+            del points
+            np.exp(mass_b, out=mass_b)
+            np.minimum(mass_b, 1e300, out=mass_b)
         lost = self._sum("lost_a") + self.tail_mass * (cut_low + cut_high)
         return BucketedPLD(
             width=width,
@@ -393,4 +426,10 @@ def compose_rounded(
         plan = RoundedPlan.build(make, counts, tail_mass, max_buckets)
     except BucketBudgetError:
         return None
-    return None if plan is None else plan.compose(make, tilt)
+    if plan is None:
+        return None
+    return plan.compose(lambda index: _masses_of(make(index)), tilt)
+
+
+def _masses_of(single: BucketedPLD) -> tuple[np.ndarray, np.ndarray | None]:
+    return single.mass_a, single.entry_errors

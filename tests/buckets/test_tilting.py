@@ -45,7 +45,7 @@ def test_every_tilted_entry_is_within_its_certified_error(tilt):
     single = round_to_lattice(privacy_loss_distribution(PAIR, "A/B"), 2e-3, 0.0, 0.0)
     times = 120
     plan = RoundedPlan.build(lambda index: single, [times], 0.0, 1 << 22)
-    composed = plan.compose(lambda index: single, tilt)
+    composed = plan.compose(lambda index: (single.mass_a, single.entry_errors), tilt)
     exact = _exact_composition(single.mass_a, times)
     offset = composed.first_index - times * single.first_index
     window = exact[offset : offset + composed.size]
@@ -56,7 +56,7 @@ def test_every_tilted_entry_is_within_its_certified_error(tilt):
     if tilt >= 40.0:
         # where the tilted law peaks the masses are tiny: the untilted certified error says
         # nothing there, the tilted one is a small fraction of the entry
-        untilted = plan.compose(lambda index: single, 0.0)
+        untilted = plan.compose(lambda index: (single.mass_a, single.entry_errors), 0.0)
         logs = np.log(np.maximum(window, 1e-300).astype(float))
         peak = int(np.argmax(logs + tilt * single.width * np.arange(composed.size)))
         assert float(window[peak]) < 1e-20 < untilted.entry_error * 1e5
