@@ -30,6 +30,7 @@ from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
+    AIMED_WIDTHS,
     MAX_RUNGS,
     WIDTH_RATIO,
     stop_reason,
@@ -51,10 +52,12 @@ __all__ = ["PrivacyBuckets"]
 #: second-order corrections of :mod:`~accountant.buckets.second_order` (order ``V = n w^2``)
 #: instead of loss intervals that widen like ``n w``. ``None`` turns rounding off.
 ROUNDING_RELEASES: int | None = 64
-#: Threads composing the directions of a rung at once. 1 (the default) composes them one
-#: after the other; 2 takes a heterogeneous run of 1,000 settings from 56 s to 48 s on two
-#: cores, but holds both directions' arrays at once (1.2 GB instead of 0.96 GB at 10^6 steps).
+#: Threads composing the directions of a rung at once (1, the default: one after the
+#: other; on two cores two threads gained nothing measurable on DP-SGD rows once releases
+#: were kept between passes). Two hold both directions' arrays at once, so they do only for
+#: compositions estimated to span at most :data:`PARALLEL_BUCKETS` buckets each.
 WORKERS = 1
+PARALLEL_BUCKETS = 1 << 20
 #: The releases kept between the two passes of a composition hold at most this many
 #: arrays of ``max_buckets`` float64 entries (384 MiB at the default budget).
 STORE_ARRAYS = 6
@@ -329,7 +332,18 @@ class PrivacyBuckets:
         start = self._start(direction)
         if rung == 0:
             return start.width
-        return refined_width(start, start.width * WIDTH_RATIO**rung, self.max_buckets)
+        wanted = start.width * WIDTH_RATIO**rung
+        aimed = AIMED_WIDTHS.get()
+        if aimed is not None and (direction, rung) in aimed:
+            wanted = aimed[(direction, rung)]
+        return refined_width(start, wanted, self.max_buckets)
+
+    def _aim(self, direction: str, rung: int, ratio: float) -> None:
+        """Ask rung ``rung + 1`` of the running eps query to be ``ratio`` times rung
+        ``rung``'s width (:func:`~accountant.buckets.refinement.aimed_ratio`)."""
+        aimed = AIMED_WIDTHS.get()
+        if aimed is not None:
+            aimed[(direction, rung + 1)] = self._rung_width(direction, rung) * ratio
 
     def _no_finer_rung(self, directions: list[str], rung: int) -> str | None:
         """Why rung ``rung + 1`` would be no finer than ``rung`` in any of ``directions``
@@ -344,10 +358,16 @@ class PrivacyBuckets:
         """Whether ``rung`` is finer than the rung before it in ``direction``."""
         return self._rung_width(direction, rung) < self._rung_width(direction, rung - 1)
 
-    def _in_parallel(self, jobs: list) -> None:
-        """Run ``jobs`` (compositions filling the cache: the two directions of a rung) on up
-        to :data:`WORKERS` threads; the FFTs, numpy and the numba kernels release the GIL."""
-        if len(jobs) < 2 or WORKERS < 2:
+    def _in_parallel(self, jobs: list, directions: list[str], rung: int) -> None:
+        """Run ``jobs`` (compositions filling the cache: ``directions`` at ``rung``) on up to
+        :data:`WORKERS` threads while each composition is estimated to span at most
+        :data:`PARALLEL_BUCKETS` buckets (beyond, one after the other: two at once would
+        hold both directions' arrays); the FFTs, numpy and the numba kernels release the
+        GIL."""
+        small = all(
+            self._start(d).span <= PARALLEL_BUCKETS * self._rung_width(d, rung) for d in directions
+        )
+        if len(jobs) < 2 or WORKERS < 2 or not small:
             for job in jobs:
                 job()
             return

@@ -28,6 +28,7 @@ re-reads the rungs already composed instead of recomputing them.
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 
 import attrs
 import numpy as np
@@ -47,6 +48,7 @@ __all__ = [
     "START_ACCURACY",
     "WIDTH_RATIO",
     "Intersection",
+    "aimed_ratio",
     "bracket_terms",
     "bucketing_gaps",
     "collapsed",
@@ -79,9 +81,30 @@ START_ACCURACY = 1e-4
 #: eps searches stop when their range is below this fraction of eps (whatever the accuracy,
 #: so that every accuracy takes the same steps until it stops).
 SEARCH_TOLERANCE = 1e-12
+#: An eps query aims its next rung at this fraction of the accuracy asked (the bracket's
+#: decay with the width is a model: the margin absorbs its error).
+AIM_MARGIN = 0.5
+#: An aimed rung is at most this fraction of the width before it.
+LARGEST_RATIO = 0.85
+#: ``(direction, rung) -> width`` an eps query aimed at (:func:`aimed_ratio`), for the
+#: query running in this context; other queries walk the fixed ladder.
+AIMED_WIDTHS: ContextVar[dict | None] = ContextVar("aimed_widths", default=None)
 
 BUCKETING = "bucketing no longer limits it (FFT round-off, cut tails or a loss atom at eps do)"
 NO_GAIN = "a finer bucket width no longer narrowed it"
+
+
+def aimed_ratio(term: float, accuracy: float, rounded: bool) -> float:
+    """The ratio of the next rung's width to this one's expected to bring a relative eps
+    bracket ``term`` to :data:`AIM_MARGIN` times ``accuracy``: the bracket of rounded losses
+    is dominated by second-order terms of order ``n w^2`` and shrinks like ``w^2``, that of
+    bucketed loss intervals like ``w``. Within ``[WIDTH_RATIO, LARGEST_RATIO]``."""
+    if not (math.isfinite(term) and term > 0.0):
+        return WIDTH_RATIO
+    ratio = AIM_MARGIN * accuracy / term
+    if rounded:
+        ratio = math.sqrt(ratio)
+    return min(LARGEST_RATIO, max(WIDTH_RATIO, ratio))
 
 
 def interval(pld: BucketedPLD, eps: float, edges: tuple, kind: str) -> tuple[float, float]:

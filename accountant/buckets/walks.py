@@ -22,10 +22,12 @@ import numpy as np
 from accountant._checks import check_direction, check_epsilons, check_target_delta
 from accountant.buckets.epsilon import epsilon_interval
 from accountant.buckets.refinement import (
+    AIMED_WIDTHS,
     BUCKETING,
     MAX_RUNGS,
     SEARCH_TOLERANCE,
     Intersection,
+    aimed_ratio,
     bracket_terms,
     bucketing_gaps,
     eps_refinable,
@@ -97,7 +99,9 @@ def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str)
         # Directions that can no longer change the result, or whose width did not
         # change, are not recomputed (a choice that does not depend on the accuracy).
         todo = [d for d in relevant if not rung or buckets._finer(d, rung)]
-        buckets._in_parallel([lambda d=d, r=rung: _compositions(buckets, d, r, flat) for d in todo])
+        buckets._in_parallel(
+            [lambda d=d, r=rung: _compositions(buckets, d, r, flat) for d in todo], todo, rung
+        )
         for d in todo:
             brackets[d] = _direction_brackets(buckets, d, rung, flat, kind)
             low, high = np.zeros(flat.size), np.full(flat.size, np.inf)
@@ -165,6 +169,14 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
     direction = check_direction("direction", direction)
     if kind not in ("ADP", "PDP"):
         raise InvalidInputError(f"kind must be 'ADP' or 'PDP', got {kind!r}")
+    token = AIMED_WIDTHS.set({})  # this query's rungs: aimed at its accuracy
+    try:
+        return _epsilon_walk(buckets, target, direction, kind)
+    finally:
+        AIMED_WIDTHS.reset(token)
+
+
+def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: str):
     directions = directions_of(direction)
     low = dict.fromkeys(directions, 0.0)
     high = dict.fromkeys(directions, math.inf)
@@ -177,7 +189,9 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
             [
                 lambda d=d, r=rung: buckets._rung(d, r, buckets._tilt_for_delta(d, r, target))
                 for d in todo
-            ]
+            ],
+            todo,
+            rung,
         )
         try:
             for d in todo:
@@ -198,6 +212,9 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
         if refinable[0]:
             ends = np.array([upper, lower])
             refinable[0] = any(eps_refinable(plds[d], ends, kind) for d in relevant)
+        for d in relevant:  # the next rung aimed at the accuracy (before _stop reads it)
+            rounded = plds[d].hoeffding_variance > 0.0
+            buckets._aim(d, rung, aimed_ratio(float(term[0]), buckets.accuracy, rounded))
         reason = buckets._stop(term, refinable, steps, relevant, rung)
         if reason is not None:
             break
