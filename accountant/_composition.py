@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from accountant._checks import check_positive_int
+from accountant.validation import check_positive_int
 
 __all__ = ["add_releases", "history"]
 

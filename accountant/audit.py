@@ -24,13 +24,6 @@ from typing import Any
 
 import attrs
 
-from accountant._checks import (
-    check_direction,
-    check_epsilons,
-    check_finite_real,
-    check_positive_int,
-    check_target_delta,
-)
 from accountant.audit_results import (
     AuditMechanism,
     AuditQuery,
@@ -47,6 +40,13 @@ from accountant.moments import ExtendedMA
 from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair, additive_shift_pairs
 from accountant.pld import privacy_loss_distribution
+from accountant.validation import (
+    check_direction,
+    check_epsilons,
+    check_finite_real,
+    check_positive_int,
+    check_target_delta,
+)
 
 __all__ = ["AuditReport", "Progress", "audit_additive", "audit_pairs"]
 

@@ -38,17 +38,17 @@ from typing import Any
 from scipy.special import ndtr
 
 from accountant._calibration_search import CalibrationSearch, CalibrationSettings
-from accountant._checks import (
+from accountant.buckets.progress import query_progress
+from accountant.calibration_results import CalibrationPoint, NoiseCalibration
+from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.mechanisms_dpsgd import TRUNCATIONS
+from accountant.validation import (
     _show,
     check_positive_int,
     check_positive_real,
     check_probability,
     check_target_delta,
 )
-from accountant.buckets.progress import query_progress
-from accountant.calibration_results import CalibrationPoint, NoiseCalibration
-from accountant.errors import InfeasibleTargetError, InvalidInputError
-from accountant.mechanisms_dpsgd import TRUNCATIONS
 
 __all__ = ["CalibrationPoint", "NoiseCalibration", "calibrate_noise_multiplier"]
 

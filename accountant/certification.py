@@ -19,16 +19,17 @@ import numpy as np
 import scipy.optimize
 from scipy.special import rel_entr
 
-from accountant._checks import (
-    check_finite_real,
-    check_positive_int,
-    check_positive_real,
-    check_target_delta,
-)
 from accountant.buckets import Bounds, PrivacyBuckets
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
 from accountant.noise import GRID_TOLERANCE, NoiseDistribution, truncated_gaussian
 from accountant.pair_maps import AdditivePairMap, SubsampledPairMap
+from accountant.validation import (
+    check_finite_real,
+    check_noise,
+    check_positive_int,
+    check_positive_real,
+    check_target_delta,
+)
 
 __all__ = [
     "Certificate",
@@ -136,12 +137,6 @@ def _grid_step(step: object, pair_map: AdditivePairMap | SubsampledPairMap) -> f
     return step
 
 
-def _check_noise(name: str, value: object) -> NoiseDistribution:
-    if not isinstance(value, NoiseDistribution):
-        raise InvalidInputError(f"{name} must be a NoiseDistribution, got {type(value).__name__}")
-    return value
-
-
 def _buckets(accuracy: object) -> PrivacyBuckets:
     """An empty PrivacyBuckets with the given accuracy (validated by its constructor)."""
     check_finite_real("accuracy", accuracy)
@@ -181,7 +176,7 @@ def certify(
     A :class:`~accountant.errors.CertificationWarning` from PrivacyBuckets (requested
     ``accuracy`` not reached; the bracket is still certified) is passed on to the caller.
     """
-    noise = _check_noise("noise", noise)
+    noise = check_noise("noise", noise)
     pair_map = _check_pair_map(pair_map)
     epsilon = _check_epsilon(epsilon)
     times = check_positive_int("times", times)
@@ -339,8 +334,8 @@ def kl_divergence(p: NoiseDistribution, q: NoiseDistribution) -> float:
     ``q_i = 0`` where ``p_i > 0`` (``p`` is not absolutely continuous w.r.t. ``q``).
     Terms are ``scipy.special.rel_entr``, summed with ``math.fsum``.
     """
-    p = _check_noise("p", p)
-    q = _check_noise("q", q)
+    p = check_noise("p", p)
+    q = check_noise("q", q)
     if p.size != q.size:
         raise InvalidInputError(
             f"p and q must have the same size, got p.size={p.size}, q.size={q.size}"

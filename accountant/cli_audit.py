@@ -19,7 +19,9 @@ from collections.abc import Iterator
 
 import attrs
 
-from accountant._checks import (
+from accountant.errors import InvalidInputError
+from accountant.terminal import check_output_path, note_line, progress_enabled
+from accountant.validation import (
     check_epsilons,
     check_finite_real,
     check_positive_int,
@@ -27,8 +29,6 @@ from accountant._checks import (
     check_probability,
     check_target_delta,
 )
-from accountant.errors import InvalidInputError
-from accountant.terminal import check_output_path, note_line, progress_enabled
 
 __all__ = ["DEFAULTS", "FAMILY_OPTIONS", "add_audit", "run_audit"]
 

@@ -16,14 +16,14 @@ import sys
 import time
 import warnings
 
-from accountant._checks import (
+from accountant.errors import InvalidInputError
+from accountant.terminal import note_line
+from accountant.validation import (
     check_positive_int,
     check_positive_real,
     check_probability,
     check_target_delta,
 )
-from accountant.errors import InvalidInputError
-from accountant.terminal import note_line
 
 __all__ = ["add_calibrate", "format_calibration", "run_calibrate"]
 

@@ -22,34 +22,16 @@ import attrs
 import numpy as np
 from scipy.special import logsumexp, softmax
 
-from accountant._checks import check_finite_real
 from accountant._directed import MassLogs
 from accountant.errors import InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
+from accountant.validation import check_lambda, check_one_direction
 
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
 
 Direction = str  # "A/B" or "B/A"
 _UNIT_ROUNDOFF = 2.0**-53
-
-
-# Reliability fix: the public PairLogMoments (and ExtendedMA.log_moment) took lam and
-# direction unchecked, so NaN gave NaN, a negative lam a meaningless number, and a bad
-# direction a bare KeyError. These helpers refuse them naming the argument.
-def check_lambda(lam: object) -> float:
-    """A moment order ``lam``: finite and ``>= 0``."""
-    value = check_finite_real("lam", lam)
-    if value < 0.0:
-        raise InvalidInputError(f"lam must be >= 0, got {value!r}")
-    return value
-
-
-def check_one_direction(direction: object) -> str:
-    """``"A/B"`` or ``"B/A"``."""
-    if direction not in ("A/B", "B/A"):
-        raise InvalidInputError(f"direction must be 'A/B' or 'B/A', got {direction!r}")
-    return str(direction)
 
 
 @runtime_checkable
@@ -130,7 +112,7 @@ class PairLogMoments:
     """
 
     def __init__(self, pairs: WorstCasePair | Sequence[WorstCasePair]):
-        try:  # reliability fix: None and [] used to fail later with TypeError / ValueError
+        try:  # None and [] refused here, not later
             chosen = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
         except TypeError:
             chosen = ()
@@ -151,7 +133,7 @@ class PairLogMoments:
 
     def plds(self, direction: Direction) -> tuple[PrivacyLossDistribution, ...]:
         """The PLD of each pair in ``direction``."""
-        return self._plds[check_one_direction(direction)]
+        return self._plds[check_one_direction("direction", direction)]
 
     def _argmax_pair(self, lam: float, direction: Direction) -> int:
         values = [pld_log_moment(pld, lam) for pld in self._plds[direction]]
@@ -159,18 +141,18 @@ class PairLogMoments:
 
     def log_moment(self, lam: float, direction: Direction) -> float:
         """``Gamma_lambda`` in ``direction``: the largest over the pairs."""
-        lam = check_lambda(lam)
+        lam = check_lambda("lam", lam)
         return max(pld_log_moment(pld, lam) for pld in self.plds(direction))
 
     def log_moment_slope(self, lam: float, direction: Direction) -> float:
         """``dGamma_lambda / dlambda`` of the pair that attains :meth:`log_moment` at ``lam``."""
-        lam = check_lambda(lam)
+        lam = check_lambda("lam", lam)
         pld = self.plds(direction)[self._argmax_pair(lam, direction)]
         return pld_log_moment_slope(pld, lam)
 
     def log_moment_error(self, lam: float, direction: Direction) -> float:
         """The largest :func:`pld_log_moment_error` over the pairs."""
-        lam = check_lambda(lam)
+        lam = check_lambda("lam", lam)
         return max(pld_log_moment_error(pld, lam) for pld in self.plds(direction))
 
     def distinguishing_mass(self, direction: Direction) -> float:
@@ -201,8 +183,8 @@ class PairLogMoments:
         for finite outcomes and 0 elsewhere; for direction B/A the roles of the pair's
         ``a`` and ``b`` are swapped. Outcomes with ``L = +inf`` are left to omega.
         """
-        lam = check_lambda(lam)
-        index = self._argmax_pair(lam, check_one_direction(direction))
+        lam = check_lambda("lam", lam)
+        index = self._argmax_pair(lam, check_one_direction("direction", direction))
         pair = self.pairs[index]
         first, second = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
         finite = (first > 0.0) & (second > 0.0)

@@ -21,7 +21,6 @@ import math
 
 import attrs
 
-from accountant._checks import check_finite_real, check_positive_real
 from accountant._directed import MassLogs, down, up
 from accountant._special_functions import (
     _LOG_SQRT_2PI,
@@ -39,6 +38,11 @@ from accountant.errors import InvalidInputError
 from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
 from accountant.noise import NoiseDistribution, truncated_gaussian, truncated_laplace
 from accountant.pairs import WorstCasePair
+from accountant.validation import (
+    check_lambda,
+    check_one_direction,
+    check_positive_real,
+)
 
 __all__ = [
     "GaussianMechanism",
@@ -61,18 +65,6 @@ LAPLACE_PAIR_SCALES = 60.0
 def _cover(length: float, step: float) -> float:
     """The smallest multiple of ``step`` that is ``>= length`` (up to rounding of the ratio)."""
     return step * max(1, math.ceil(length / step * (1.0 - 1e-12)))
-
-
-def _check_lambda(lam: float) -> float:
-    value = check_finite_real("lam", lam)
-    if value < 0.0:
-        raise InvalidInputError(f"lam must be >= 0, got {value!r}")
-    return value
-
-
-def _check_direction(direction: str) -> None:
-    if direction not in ("A/B", "B/A"):
-        raise InvalidInputError(f"direction must be 'A/B' or 'B/A', got {direction!r}")
 
 
 def _positive(name: str):
@@ -120,24 +112,24 @@ class _SymmetricMechanism:
 
     def log_moment(self, lam: float, direction: str) -> float:
         """``Gamma_lambda`` (equal in both directions by symmetry)."""
-        _check_direction(direction)
-        return self._gamma(_check_lambda(lam))
+        check_one_direction("direction", direction)
+        return self._gamma(check_lambda("lam", lam))
 
     def log_moment_slope(self, lam: float, direction: str) -> float:
         """``dGamma_lambda/dlambda``, in closed form."""
-        _check_direction(direction)
-        return self._slope(_check_lambda(lam))
+        check_one_direction("direction", direction)
+        return self._slope(check_lambda("lam", lam))
 
     def distinguishing_mass(self, direction: str) -> float:
         """``omega``: the A-mass where ``B`` has no density; near 1 as ``1 - e^Gamma_0``."""
-        _check_direction(direction)
+        check_one_direction("direction", direction)
         omega = self._omega()
         return omega if omega <= 0.5 else -math.expm1(self._gamma(0.0))
 
     def max_finite_loss(self, direction: str) -> float:
         """An upper bound on the supremum of the finite privacy losses: the closed form
         (a few correctly rounded operations) moved up by 4 ulps."""
-        _check_direction(direction)
+        check_one_direction("direction", direction)
         top = self._max_loss()
         return up(top, 4) if math.isfinite(top) else top
 

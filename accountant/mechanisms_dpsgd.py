@@ -56,14 +56,19 @@ import attrs
 import numpy as np
 from scipy.special import log_ndtr
 
-from accountant._checks import _show, check_positive_real, check_probability
 from accountant._directed import MassLogs, down, up
 from accountant._special_functions import _LOG_SQRT_2PI, _log_gauss_mass
 from accountant._subsampled_loss import loss_f, tilted_integral
 from accountant.errors import InvalidInputError
-from accountant.log_moments import check_lambda, check_one_direction
 from accountant.noise import truncated_gaussian
 from accountant.pairs import WorstCasePair
+from accountant.validation import (
+    _show,
+    check_lambda,
+    check_one_direction,
+    check_positive_real,
+    check_probability,
+)
 
 __all__ = ["SubsampledTruncatedGaussian"]
 
@@ -185,7 +190,7 @@ class SubsampledTruncatedGaussian:
 
     def distinguishing_mass(self, direction: str) -> float:
         """``omega``: ``q m0`` for B/A; for A/B ``m0`` if ``q = 1``, else 0."""
-        direction = check_one_direction(direction)
+        direction = check_one_direction("direction", direction)
         g = self.geometry
         if direction == "A/B" and g.q < 1.0:
             return 0.0
@@ -202,7 +207,7 @@ class SubsampledTruncatedGaussian:
     def max_finite_loss(self, direction: str) -> float:
         """An upper bound on the largest finite loss: ``L_max`` (A/B, ``q < 1``), ``l*``
         (A/B, ``q = 1``) or ``f(-l*)`` (B/A), moved up past their rounding."""
-        direction = check_one_direction(direction)
+        direction = check_one_direction("direction", direction)
         g = self.geometry
         if direction == "A/B" and g.q < 1.0:
             return up(g.atom_loss, 4)
@@ -242,19 +247,28 @@ class SubsampledTruncatedGaussian:
         self._cache[key] = (gamma, slope, error)
         return gamma, slope, error
 
+    def _checked_moments(self, lam: float, direction: str) -> tuple:
+        return self._moments(check_lambda("lam", lam), check_one_direction("direction", direction))
+
     def log_moment(self, lam: float, direction: str) -> float:
         """``Gamma_lambda`` in ``direction`` (module docstring)."""
-        return self._moments(check_lambda(lam), check_one_direction(direction))[0]
+        return self._moments(check_lambda("lam", lam), check_one_direction("direction", direction))[
+            0
+        ]
 
     def log_moment_slope(self, lam: float, direction: str) -> float:
         """``dGamma/dlambda = E_w[L]`` under the tilted weights, from the same quadrature."""
-        return self._moments(check_lambda(lam), check_one_direction(direction))[1]
+        return self._moments(check_lambda("lam", lam), check_one_direction("direction", direction))[
+            1
+        ]
 
     def log_moment_error(self, lam: float, direction: str) -> float:
         """A bound on the absolute error of :meth:`log_moment`: the quadrature's stated
         relative error, the atom's (``Geometry.atom_error``) and ``ln Z``'s, and ``64 u (|Gamma| +
         (lambda + 1) |Gamma'|)`` for the rounding of the terms (as the other mechanisms)."""
-        return self._moments(check_lambda(lam), check_one_direction(direction))[2]
+        return self._moments(check_lambda("lam", lam), check_one_direction("direction", direction))[
+            2
+        ]
 
     # -- grid ----------------------------------------------------------------------------
 

@@ -24,12 +24,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant._checks import (
-    check_direction,
-    check_epsilons,
-    check_finite_real,
-    check_target_delta,
-)
 from accountant._composition import add_releases, history
 from accountant._directed import (
     MassLogs,
@@ -42,12 +36,7 @@ from accountant._directed import (
 )
 from accountant._lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 from accountant.errors import InfeasibleTargetError, InvalidInputError
-from accountant.log_moments import (
-    LogMomentSource,
-    PairLogMoments,
-    check_lambda,
-    check_one_direction,
-)
+from accountant.log_moments import LogMomentSource, PairLogMoments
 from accountant.moments_results import (
     DirectionalBound,
     MomentsDelta,
@@ -55,6 +44,14 @@ from accountant.moments_results import (
     PairGradient,
 )
 from accountant.pairs import WorstCasePair
+from accountant.validation import (
+    check_direction,
+    check_epsilons,
+    check_finite_real,
+    check_lambda,
+    check_one_direction,
+    check_target_delta,
+)
 
 __all__ = ["CONVERSIONS", "ExtendedMA", "log_conversion_factor"]
 
@@ -152,8 +149,8 @@ class ExtendedMA:
 
     def log_moment(self, lam: float, direction: str = "A/B") -> float:
         """``G(lambda) = sum_i n_i Gamma_lambda(A_i || B_i)``."""
-        lam = check_lambda(lam)  # reliability fix: NaN / bad direction were not refused
-        direction = check_one_direction(direction)
+        lam = check_lambda("lam", lam)
+        direction = check_one_direction("direction", direction)
         return math.fsum(c.times * c.source.log_moment(lam, direction) for c in self.components)
 
     def _log_moment_slope(self, lam: float, direction: str) -> float:

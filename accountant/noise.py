@@ -18,7 +18,8 @@ import attrs
 import numpy as np
 from scipy.special import logsumexp
 
-from accountant._checks import (
+from accountant.errors import InvalidInputError
+from accountant.validation import (
     MASS_TOLERANCE,
     check_finite_real,
     check_mass_tolerance,
@@ -27,7 +28,6 @@ from accountant._checks import (
     check_positive_real,
     mass_tolerance_for,
 )
-from accountant.errors import InvalidInputError
 
 __all__ = [
     "NoiseDistribution",
@@ -61,7 +61,7 @@ class NoiseDistribution:
     """Point masses ``pmf[i]`` at grid points ``x_i = start + i * step``.
 
     The pmf must be finite, non-negative and sum to 1 within ``mass_tolerance``
-    (default :data:`accountant._checks.MASS_TOLERANCE`, 1e-9; :func:`from_array` widens it
+    (default :data:`accountant.validation.MASS_TOLERANCE`, 1e-9; :func:`from_array` widens it
     for float32 input); it is stored as a read-only float64 copy and never renormalised.
     """
 
@@ -220,7 +220,7 @@ def truncated_gaussian(sigma: float, bound: float, step: float) -> NoiseDistribu
     (paper, Example "Truncated Gaussian Noise"), grid ``-bound..bound`` with spacing ``step``."""
     sigma = check_positive_real("sigma", sigma)
     grid = _symmetric_grid(bound, step)
-    with np.errstate(over="ignore"):  # reliability fix: a tiny sigma overflows to -inf
+    with np.errstate(over="ignore"):  # a tiny sigma overflows to -inf
         log_density = -0.5 * (grid / sigma) ** 2  # log density: mass exactly 0, no warning
     return _from_log_density(grid, log_density, f"truncated Gaussian(sigma={sigma:g}, ")
 
@@ -250,8 +250,8 @@ def staircase(
     sensitivity = check_positive_real("sensitivity", sensitivity)
     epsilon = check_positive_real("epsilon", epsilon)
     if gamma is None:
-        # Reliability fix: math.exp overflowed for eps > ~1420; 1 / (1 + e^h) = e^-h there
-        # to within 1e-300 relative.
+        # math.exp overflows for eps > ~1420; 1 / (1 + e^h) = e^-h there to within 1e-300
+        # relative.
         half = epsilon / 2.0
         gamma = 1.0 / (1.0 + math.exp(half)) if half < 700.0 else math.exp(-half)
     gamma = check_finite_real("gamma", gamma)
@@ -276,7 +276,7 @@ def uniform(bound: float, step: float) -> NoiseDistribution:
 def from_array(pmf: np.ndarray, step: float, start: float | None = None) -> NoiseDistribution:
     """Noise from a user's pmf array (validated, never renormalised). A float32 (or
     float16) array is widened to float64 exactly and its sum checked with a tolerance that
-    fits its precision (:func:`accountant._checks.mass_tolerance_for`).
+    fits its precision (:func:`accountant.validation.mass_tolerance_for`).
 
     ``start`` is the position of ``pmf[0]``; by default the grid is centred on 0,
     which requires an odd length.

@@ -20,12 +20,12 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from accountant._checks import check_direction, check_positive_real
 from accountant.buckets.smooth import smooth_bucket_delta
 from accountant.errors import InvalidInputError
 from accountant.moments import CONVERSIONS, ExtendedMA
 from accountant.noise import NoiseDistribution, from_array
 from accountant.pair_maps import AdditivePairMap, SubsampledPairMap
+from accountant.validation import check_direction, check_positive_real
 
 __all__ = ["BOUNDS", "NoiseBound", "noise_bound"]
 
@@ -69,8 +69,8 @@ def noise_bound(
             f"{type(pair_map).__name__}"
         )
     direction = check_direction("direction", direction)
-    # Reliability fix: ``conversion`` was only checked for "MA" and ``width`` only for
-    # "ADP"/"PDP", so a bad value of the other was accepted silently; check both always.
+    # Both are checked whatever the kind: a bad value of the one the kind does not use
+    # must not pass silently.
     if conversion not in CONVERSIONS:
         raise InvalidInputError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
     if width is not None:

@@ -20,11 +20,11 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sparse
 
-from accountant._checks import check_finite_real, check_positive_real
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
 from accountant.noise import NoiseDistribution, _symmetric_grid
 from accountant.pairs import WorstCasePair
 from accountant.pld import exact_delta
+from accountant.validation import check_finite_real, check_positive_real
 
 __all__ = ["OptimalNoise", "optimal_noise"]
 
@@ -74,9 +74,8 @@ def optimal_noise(
     if epsilon < 0:
         raise InvalidInputError(f"epsilon must be >= 0, got {epsilon!r}")
     if epsilon > MAX_EPSILON:
-        # Reliability fix: the constraints scale with e^eps; beyond ~33 HiGHS reported
-        # feasible programs as infeasible (a wrong InfeasibleTargetError), beyond ~709
-        # np.exp overflowed (RuntimeWarning, inf coefficients). Refuse instead.
+        # The constraints scale with e^eps: beyond ~33 HiGHS reports feasible programs as
+        # infeasible (a wrong InfeasibleTargetError), beyond ~709 np.exp overflows.
         raise InvalidInputError(
             f"epsilon must be <= {MAX_EPSILON:g} for the linear program (its constraints "
             f"scale with e^epsilon), got {epsilon!r}"
@@ -88,7 +87,7 @@ def optimal_noise(
         raise InvalidInputError(f"utility must be 'L1' or 'L2', got {utility!r}")
     check_positive_real("sensitivity", sensitivity)
     for name, flag in (("symmetric", symmetric), ("monotone", monotone)):
-        if not isinstance(flag, bool | np.bool_):  # reliability fix: was read as truthiness
+        if not isinstance(flag, bool | np.bool_):  # (not read as truthiness)
             raise InvalidInputError(f"{name} must be True or False, got {flag!r}")
     size = grid.size
     steps = NoiseDistribution(np.full(size, 1.0 / size), step, grid[0]).shift_steps(sensitivity)

@@ -21,19 +21,24 @@ import math
 import attrs
 import numpy as np
 
-from accountant._checks import _show, check_positive_int, check_positive_real, check_probability
 from accountant.errors import InvalidInputError
 from accountant.noise import GRID_TOLERANCE, NoiseDistribution
 from accountant.pairs import WorstCasePair
+from accountant.validation import (
+    _show,
+    check_noise,
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+)
 
 __all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
 
 
 def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> np.ndarray:
-    # Reliability fix: non-numeric input used to raise numpy's bare ValueError, NaN
-    # passed through into a NaN noise gradient, and arrays no longer than the shift
-    # gave an empty gradient; all three are now refused naming the argument. (Infinite
-    # entries stay allowed: they are an honest overflow of a huge derivative.)
+    # Non-numeric input, NaN (it would become a NaN noise gradient) and arrays no longer
+    # than the shift (an empty gradient) are refused naming the argument. Infinite
+    # entries stay allowed: they are an honest overflow of a huge derivative.
     try:
         values = np.asarray(gradient, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -54,13 +59,6 @@ def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> n
     return values
 
 
-def _check_noise(noise: object) -> NoiseDistribution:
-    # Reliability fix: a non-noise argument used to fail with a bare AttributeError.
-    if not isinstance(noise, NoiseDistribution):
-        raise InvalidInputError(f"noise must be a NoiseDistribution, got {type(noise).__name__}")
-    return noise
-
-
 def _optional_step(value: object) -> float | None:
     return None if value is None else check_positive_real("step", value)
 
@@ -69,7 +67,7 @@ def _check_grid(mapping: AdditivePairMap | SubsampledPairMap, noise: object) -> 
     """The noise, if its grid step is the one the map was built for (a map built with
     :func:`pair_map` counts its shift in steps of that grid: on another grid the same
     ``steps`` would be another sensitivity, and the audit would silently be of it)."""
-    noise = _check_noise(noise)
+    noise = check_noise("noise", noise)
     if mapping.step is not None and not math.isclose(
         noise.step, mapping.step, rel_tol=GRID_TOLERANCE
     ):

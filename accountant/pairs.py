@@ -13,15 +13,16 @@ import warnings
 import attrs
 import numpy as np
 
-from accountant._checks import (
+from accountant.errors import InvalidInputError, ShiftInvarianceWarning
+from accountant.noise import NoiseDistribution
+from accountant.validation import (
     MASS_TOLERANCE,
     check_mass_tolerance,
+    check_noise,
     check_pmf,
     check_probability,
     mass_tolerance_for,
 )
-from accountant.errors import InvalidInputError, ShiftInvarianceWarning
-from accountant.noise import NoiseDistribution
 
 __all__ = ["WorstCasePair", "additive_shift_pairs"]
 
@@ -46,12 +47,6 @@ def _shifted(pmf: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
     unshifted = np.concatenate([pmf, np.zeros(steps)])
     shifted = np.concatenate([np.zeros(steps), pmf])
     return unshifted, shifted
-
-
-def _check_noise(noise: object) -> NoiseDistribution:
-    if not isinstance(noise, NoiseDistribution):
-        raise InvalidInputError(f"noise must be a NoiseDistribution, got {type(noise).__name__}")
-    return noise
 
 
 @attrs.frozen(eq=False)
@@ -106,7 +101,7 @@ class WorstCasePair:
         noise a :class:`~accountant.errors.ShiftInvarianceWarning` is issued; use
         :func:`additive_shift_pairs` to audit every shift ``1..m``.
         """
-        noise = _check_noise(noise)
+        noise = check_noise("noise", noise)
         steps = noise.shift_steps(sensitivity)
         if not (noise.is_symmetric() and noise.is_monotone()):
             warnings.warn(
@@ -134,7 +129,7 @@ class WorstCasePair:
         """DP-SGD with Poisson sub-sampling rate ``q`` and clipping norm ``clip = m * step``
         (SPEC section 1; paper, eq. "DP-SGD worst-case distributions"):
         ``A = p``, ``B = (1 - q) p + q (p shifted by m)``, both padded to one length."""
-        noise = _check_noise(noise)
+        noise = check_noise("noise", noise)
         q = check_probability("q", q)
         steps = noise.shift_steps(clip, name="clip")
         a, shifted = _shifted(noise.pmf, steps)
@@ -156,7 +151,7 @@ def additive_shift_pairs(noise: NoiseDistribution, sensitivity: float) -> tuple[
     pairs. Negative shifts are the flipped pairs, which every bound covers by
     taking both directions.
     """
-    noise = _check_noise(noise)
+    noise = check_noise("noise", noise)
     steps = noise.shift_steps(sensitivity)
     if noise.is_symmetric() and noise.is_monotone():
         return (WorstCasePair._additive(noise, steps),)

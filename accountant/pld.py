@@ -18,17 +18,18 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from accountant._checks import (
+from accountant._directed import MassLogs, fsum_bounds
+from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.pairs import WorstCasePair
+from accountant.validation import (
     MASS_TOLERANCE,
     _show,
     check_direction,
     check_epsilons,
     check_finite_real,
     check_target_delta,
+    directions_of,
 )
-from accountant._directed import MassLogs, fsum_bounds
-from accountant.errors import InfeasibleTargetError, InvalidInputError
-from accountant.pairs import WorstCasePair
 
 __all__ = [
     "PrivacyLossDistribution",
@@ -45,7 +46,7 @@ _UNIT_ROUNDOFF = 2.0**-53
 def _readonly(array: np.ndarray, name: str = "array") -> np.ndarray:
     try:
         array = np.ascontiguousarray(array, dtype=np.float64)
-    except (TypeError, ValueError) as exc:  # reliability fix: was numpy's bare error
+    except (TypeError, ValueError) as exc:  # (not numpy's bare error)
         raise InvalidInputError(f"{name} must be an array of numbers, got {_show(array)}") from exc
     array.setflags(write=False)
     return array
@@ -76,8 +77,8 @@ class PrivacyLossDistribution:
     :func:`privacy_loss_distribution` passes the bounds of the exact sums of the pair."""
 
     def __attrs_post_init__(self) -> None:
-        # Reliability fix: the public constructor took anything, so NaN losses or masses,
-        # unsorted losses or arrays of different lengths gave NaN or wrong deltas later.
+        # The constructor is public: NaN losses or masses, unsorted losses or arrays of
+        # different lengths would give NaN or wrong deltas later.
         size = self.losses.size
         for name in ("losses", "mass_a", "mass_b", "log_mass_a"):
             values = getattr(self, name)
@@ -289,8 +290,7 @@ def _as_pairs(pairs: PairOrPairs) -> tuple[WorstCasePair, ...]:
 
 
 def _directions(direction: str) -> tuple[str, ...]:
-    direction = check_direction("direction", direction)
-    return ("A/B", "B/A") if direction == "max" else (direction,)
+    return directions_of(check_direction("direction", direction))
 
 
 def _plds(pairs: PairOrPairs, direction: str) -> list[PrivacyLossDistribution]:

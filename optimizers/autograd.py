@@ -50,8 +50,8 @@ def noise_bound_tensor(
     **options,
 ) -> torch.Tensor:
     """Differentiable ``noise_bound(pmf, step, mapping, **options).value``."""
-    # Reliability fix: a list or array raised a bare AttributeError, and an integer tensor
-    # was accepted and its value truncated to an integer by ``new_tensor``.
+    # A list or array would fail with a bare AttributeError, and an integer tensor would
+    # have its values truncated to integers by ``new_tensor``.
     if not isinstance(pmf, torch.Tensor) or not pmf.is_floating_point():
         shown = f"tensor of dtype {pmf.dtype}" if isinstance(pmf, torch.Tensor) else type(pmf)
         raise InvalidInputError(
@@ -99,7 +99,7 @@ def buckets_delta(
 ) -> torch.Tensor:
     """Differentiable smooth PrivacyBuckets delta (``kind`` ``"ADP"`` or ``"PDP"``) of noise
     ``pmf`` after ``times`` releases; a training loss, not a certified bound."""
-    if kind not in ("ADP", "PDP"):  # reliability fix: "MA" was accepted, others named "bound"
+    if kind not in ("ADP", "PDP"):  # ("MA" has no bound to differentiate)
         raise InvalidInputError(f"kind must be one of ('ADP', 'PDP'), got {kind!r}")
     return noise_bound_tensor(
         pmf,

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from accountant._checks import check_positive_real
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -46,6 +45,7 @@ from accountant.errors import (
 )
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
 from accountant.terminal import progress_enabled
+from accountant.validation import check_positive_real
 from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from optimizers.comparison import certify_learned
@@ -198,9 +198,9 @@ _RESTORED = ("epoch", "best", "history", "seconds", "utility_scale")
 
 def _restore(path, problem, schedule, model, state) -> None:
     saved = load_checkpoint(path, problem, schedule)
-    # Reliability fix: a checkpoint with the right header but missing entries, or with
-    # tensors that do not fit the model, ended in a bare KeyError or a multi-line
-    # RuntimeError from load_state_dict; both are now one-line CheckpointErrors.
+    # A checkpoint with the right header but missing entries, or with tensors that do not
+    # fit the model, is a one-line CheckpointError (not a bare KeyError or the multi-line
+    # RuntimeError of load_state_dict).
     missing = [k for k in ("model", "optimizer", "scheduler", *_RESTORED) if k not in saved]
     if missing:
         raise CheckpointError(
@@ -237,10 +237,9 @@ def _check_collapse(bound: float, utility: float, epoch: int) -> None:
 
 
 def _check_arguments(problem, schedule, checkpoint, resume, time_limit, accuracy) -> None:
-    """Reliability fix: wrong types failed deep inside with AttributeError or TypeError,
-    a NaN or negative time_limit was accepted silently, and resume without a checkpoint
-    raised a bare AccountantError (not a ValueError); all now raise InvalidInputError.
-    A bad certify_accuracy is refused here, not after the whole training run."""
+    """Every argument checked before any work: wrong types, a NaN or negative
+    time_limit, resume without a checkpoint and a bad certify_accuracy raise
+    InvalidInputError here, not deep inside or after the whole training run."""
     if not isinstance(problem, LearningProblem):
         raise InvalidInputError(f"problem must be a LearningProblem, got {type(problem).__name__}")
     if not isinstance(schedule, Schedule):

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from accountant._checks import check_pmf, check_positive_int, check_positive_real
 from accountant.errors import InvalidInputError
+from accountant.validation import check_pmf, check_positive_int, check_positive_real
 
 __all__ = ["LogIncrementModel", "SigmoidStackModel", "build_model"]
 

@@ -12,7 +12,11 @@ from typing import Any
 
 import attrs
 
-from accountant._checks import (
+from accountant.certification import GaussianBaseline, best_truncated_gaussian
+from accountant.errors import InvalidInputError
+from accountant.noise_bounds import BOUNDS
+from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.validation import (
     check_epsilons,
     check_finite_real,
     check_positive_int,
@@ -20,10 +24,6 @@ from accountant._checks import (
     check_probability,
     check_target_delta,
 )
-from accountant.certification import GaussianBaseline, best_truncated_gaussian
-from accountant.errors import InvalidInputError
-from accountant.noise_bounds import BOUNDS
-from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 
 __all__ = ["LearningProblem", "Schedule"]
 
@@ -118,8 +118,8 @@ class LearningProblem:
                 f"(step={self.step!r})"
             )
         self.pair_map  # noqa: B018 - validates the sensitivity against the grid
-        # Reliability fix: ``>= self.size`` let sensitivity == 2 * bound through, although
-        # the message (and the analytic mechanisms) require it to be strictly smaller.
+        # Strictly smaller than the noise range, as the message (and the analytic
+        # mechanisms) require: sensitivity == 2 * bound is refused.
         if self.pair_map.steps >= self.size - 1:
             raise InvalidInputError(
                 f"sensitivity={self.sensitivity!r} must be smaller than the noise range "

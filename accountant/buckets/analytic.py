@@ -60,13 +60,13 @@ from accountant.buckets.dpsgd import SubsampledGaussianRelease, release_of
 from accountant.buckets.laplace_lattice import laplace_parts
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
-from accountant.errors import InvalidInputError
 from accountant.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     TruncatedGaussianMechanism,
     TruncatedLaplaceMechanism,
 )
+from accountant.validation import check_one_direction
 
 __all__ = ["BASE_ERROR", "analytic_release"]
 
@@ -99,11 +99,6 @@ def analytic_release(mechanism: Any) -> _AnalyticRelease | SubsampledGaussianRel
     if isinstance(mechanism, TruncatedLaplaceMechanism):
         return _LaplaceRelease(mechanism, mechanism.bound)
     return None
-
-
-def _check_direction(direction: str) -> None:
-    if direction not in ("A/B", "B/A"):
-        raise InvalidInputError(f"direction must be 'A/B' or 'B/A', got {direction!r}")
 
 
 def _log_sum(values: list[float]) -> float:
@@ -214,7 +209,7 @@ class _AnalyticRelease:
     def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
         """Mean and variance of the loss under the normalised finite part of A (closed form
         or quadrature), the tail-cut range, anchor 0, no lattice."""
-        _check_direction(direction)
+        check_one_direction("direction", direction)
         key = float(tail_mass)
         if key not in self._stats:
             mean, variance = self._moments()

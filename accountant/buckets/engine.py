@@ -17,11 +17,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant._checks import (
-    check_finite_real,
-    check_positive_int,
-    check_positive_real,
-)
 from accountant._composition import add_releases, history
 from accountant._directed import MassLogs
 from accountant.buckets.analytic import analytic_release
@@ -44,6 +39,11 @@ from accountant.buckets.widths import StartingWidth, initial_width, refined_widt
 from accountant.errors import InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
+from accountant.validation import (
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+)
 
 __all__ = ["PrivacyBuckets"]
 

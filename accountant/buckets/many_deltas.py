@@ -14,9 +14,9 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from accountant._checks import check_target_delta
 from accountant.buckets.results import EpsilonBounds
 from accountant.errors import CertificationWarning, InvalidInputError
+from accountant.validation import check_target_delta
 
 __all__ = ["epsilon_for_many"]
 

@@ -43,14 +43,14 @@ import attrs
 import numpy as np
 from scipy import fft
 
-from accountant._checks import (
+from accountant.errors import InvalidInputError
+from accountant.pairs import WorstCasePair
+from accountant.validation import (
     check_direction,
     check_epsilons,
     check_positive_int,
     check_positive_real,
 )
-from accountant.errors import InvalidInputError
-from accountant.pairs import WorstCasePair
 
 __all__ = ["SmoothDelta", "default_smooth_width", "smooth_bucket_delta"]
 
@@ -78,10 +78,10 @@ class SmoothDelta:
 def default_smooth_width(epsilon: float) -> float:
     """About ``0.005``, chosen so that ``epsilon`` is a lattice point: ``eps / ceil(eps /
     0.005)`` (``0.005`` when ``eps < 0.005``, or when ``eps / 0.005`` overflows)."""
-    # Reliability fix: for tiny eps the lattice point forced width = eps (1e-300 overflowed
-    # the lattice positions into a RuntimeWarning / invalid cast), and eps near the float
-    # maximum overflowed ceil(eps / 0.005). Below one target width eps is not resolved by
-    # the lattice anyway (the ADP weights are continuous in eps), so keep the target width.
+    # A lattice point at a tiny eps would force width = eps (1e-300 overflows the lattice
+    # positions), and eps near the float maximum would overflow ceil(eps / 0.005). Below
+    # one target width eps is not resolved by the lattice anyway (the ADP weights are
+    # continuous in eps), so the target width is kept.
     count = epsilon / TARGET_WIDTH
     if epsilon < TARGET_WIDTH or not math.isfinite(count):
         return TARGET_WIDTH
@@ -126,7 +126,7 @@ def _weights(kind: str, epsilon: float, width: float, first: int, count: int) ->
     """``c_j`` at the composed lattice losses ``(first + j) w``, ``j = 0..count-1``."""
     steps = first + np.arange(count, dtype=np.float64)
     threshold = epsilon / width
-    # (reliability fix: an infinite threshold, eps near the float maximum, made round() raise)
+    # (an infinite threshold, eps near the float maximum, would make round() raise)
     if math.isfinite(threshold) and abs(threshold - round(threshold)) < 1e-9 * max(1.0, threshold):
         threshold = float(round(threshold))
     above = steps > threshold

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from accountant._checks import check_direction, check_epsilons, check_target_delta
 from accountant.buckets.epsilon import epsilon_interval
 from accountant.buckets.refinement import (
     AIMED_WIDTHS,
@@ -39,21 +38,15 @@ from accountant.buckets.refinement import (
 )
 from accountant.buckets.results import Bounds, EpsilonBounds
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
+from accountant.validation import check_direction, check_epsilons, check_target_delta, directions_of
 
 if TYPE_CHECKING:
     from accountant.buckets.engine import PrivacyBuckets
 
-__all__ = ["MAX_TILTS", "delta_walk", "directions_of", "epsilon_walk"]
+__all__ = ["MAX_TILTS", "delta_walk", "epsilon_walk"]
 
 #: Largest number of differently tilted compositions one delta query evaluates per rung.
 MAX_TILTS = 4
-
-_DIRECTIONS = ("A/B", "B/A")
-
-
-def directions_of(direction: str) -> tuple[str, ...]:
-    """The directions a query of ``direction`` (``"A/B"``, ``"B/A"`` or ``"max"``) needs."""
-    return _DIRECTIONS if direction == "max" else (direction,)
 
 
 def _tilt_groups(tilts: np.ndarray) -> list[tuple[float, np.ndarray]]:

@@ -1,4 +1,4 @@
-"""Shared argument validation.
+"""Argument validation shared by every module (and by ``optimizers``).
 
 Each helper returns the validated (and converted) value or raises
 :class:`~accountant.errors.InvalidInputError` with a message that names the
@@ -20,12 +20,16 @@ __all__ = [
     "check_direction",
     "check_epsilons",
     "check_finite_real",
+    "check_lambda",
     "check_mass_tolerance",
+    "check_noise",
+    "check_one_direction",
     "check_pmf",
     "check_positive_int",
     "check_positive_real",
     "check_probability",
     "check_target_delta",
+    "directions_of",
     "mass_tolerance_for",
 ]
 
@@ -34,6 +38,7 @@ __all__ = [
 MASS_TOLERANCE = 1e-9
 
 DIRECTIONS = ("max", "A/B", "B/A")
+ONE_DIRECTION = ("A/B", "B/A")
 
 
 def _show(value: Any) -> str:
@@ -118,6 +123,35 @@ def check_direction(name: str, value: Any) -> str:
     if value not in DIRECTIONS:
         raise InvalidInputError(f"{name} must be one of {DIRECTIONS}, got {_show(value)}")
     return str(value)
+
+
+def check_one_direction(name: str, value: Any) -> str:
+    """``"A/B"`` or ``"B/A"`` (a single direction: ``"max"`` is refused)."""
+    if value not in ONE_DIRECTION:
+        raise InvalidInputError(f"{name} must be 'A/B' or 'B/A', got {_show(value)}")
+    return str(value)
+
+
+def directions_of(direction: str) -> tuple[str, ...]:
+    """The single directions a ``direction`` (``"A/B"``, ``"B/A"`` or ``"max"``) covers."""
+    return ONE_DIRECTION if direction == "max" else (direction,)
+
+
+def check_noise(name: str, value: Any) -> Any:
+    """A :class:`~accountant.noise.NoiseDistribution`."""
+    from accountant.noise import NoiseDistribution  # (noise imports this module)
+
+    if not isinstance(value, NoiseDistribution):
+        raise InvalidInputError(f"{name} must be a NoiseDistribution, got {type(value).__name__}")
+    return value
+
+
+def check_lambda(name: str, value: Any) -> float:
+    """A finite order ``lambda >= 0`` of a moment."""
+    lam = check_finite_real(name, value)
+    if lam < 0.0:
+        raise InvalidInputError(f"{name} must be >= 0, got {lam!r}")
+    return lam
 
 
 def mass_tolerance_for(value: Any, tolerance: float = MASS_TOLERANCE) -> float:
