@@ -9,7 +9,26 @@ import attrs
 
 from accountant.validation import check_positive_int
 
-__all__ = ["add_releases", "history"]
+__all__ = ["Component", "add_releases", "history"]
+
+
+@attrs.frozen(eq=False, repr=False)
+class Component:
+    """``times`` independent releases of one ``mechanism``, with the ``source`` an
+    accountant made of it (its release for PrivacyBuckets, its log moments for the
+    Extended MA)."""
+
+    mechanism: Any
+    source: Any
+    times: int
+
+    @property
+    def description(self) -> str:
+        """What was composed, e.g. ``"truncated Gaussian(sigma=100, ...), sensitivity 1"``."""
+        return self.source.description
+
+    def __repr__(self) -> str:
+        return f"Component({self.times} x {self.description})"
 
 
 def history(components: tuple) -> str:

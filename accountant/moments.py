@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant._composition import add_releases, history
+from accountant._composition import Component, add_releases, history
 from accountant._directed import (
     MassLogs,
     distinguishing_bounds,
@@ -72,23 +72,6 @@ def _log_conversion_slope(lam: float, conversion: str) -> float:
     if conversion == "paper":
         return 0.0
     return -math.log1p(1.0 / lam)
-
-
-@attrs.frozen(eq=False, repr=False)
-class Component:
-    """``times`` independent releases of one mechanism."""
-
-    mechanism: Any
-    source: LogMomentSource
-    times: int
-
-    @property
-    def description(self) -> str:
-        """What was composed, e.g. ``"truncated Gaussian(sigma=100, ...), sensitivity 1"``."""
-        return self.source.description
-
-    def __repr__(self) -> str:
-        return f"Component({self.times} x {self.description})"
 
 
 def _check_conversion(instance: Any, attribute: attrs.Attribute, value: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant._composition import add_releases, history
+from accountant._composition import Component, add_releases, history
 from accountant._directed import MassLogs
 from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
@@ -83,21 +83,6 @@ def _as_release(mechanism: Any) -> ReleaseSource:
     )
 
 
-@attrs.frozen(eq=False, repr=False)
-class _Component:
-    mechanism: Any
-    release: ReleaseSource
-    times: int
-
-    @property
-    def description(self) -> str:
-        """What was composed (the release's description)."""
-        return self.release.description
-
-    def __repr__(self) -> str:
-        return f"Component({self.times} x {self.description})"
-
-
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> None:
     check_positive_real(attribute.name, value)
     if value >= 1.0:
@@ -129,14 +114,14 @@ class PrivacyBuckets:
     accuracy: float = attrs.field(default=1e-4, validator=_check_accuracy)
     max_buckets: int = attrs.field(default=1 << 23, validator=_check_budget)
     tail_mass: float = attrs.field(default=1e-24, validator=_check_tail_mass)
-    components: tuple[_Component, ...] = attrs.field(default=(), repr=False)
+    components: tuple[Component, ...] = attrs.field(default=(), repr=False)
     _cache: dict = attrs.field(factory=dict, init=False, repr=False)
 
     def compose(self, mechanism: Any, times: int = 1) -> PrivacyBuckets:
         """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
         composition by composing again). Composing the same object adds to its count."""
         components = add_releases(
-            self.components, mechanism, times, lambda m, n: _Component(m, _as_release(m), n)
+            self.components, mechanism, times, lambda m, n: Component(m, _as_release(m), n)
         )
         return attrs.evolve(self, components=components)
 
@@ -157,7 +142,7 @@ class PrivacyBuckets:
         key = ("start", direction)
         if key not in self._cache:
             stats = [
-                (c.release.statistics(direction, self.tail_mass), c.times) for c in self.components
+                (c.source.statistics(direction, self.tail_mass), c.times) for c in self.components
             ]
             start = initial_width(stats, self.max_buckets)
             if self._rounds(start):
@@ -176,11 +161,11 @@ class PrivacyBuckets:
             ROUNDING_RELEASES is not None
             and (start.spacing is None or start.width > start.spacing)
             and self.releases >= ROUNDING_RELEASES
-            and all(hasattr(c.release, "lattice") for c in self.components)
+            and all(hasattr(c.source, "lattice") for c in self.components)
         )
 
-    def _anchor(self, component: _Component, direction: str) -> float:
-        return component.release.statistics(direction, self.tail_mass).anchor
+    def _anchor(self, component: Component, direction: str) -> float:
+        return component.source.statistics(direction, self.tail_mass).anchor
 
     # -- composing ----------------------------------------------------------------------
 
@@ -188,7 +173,7 @@ class PrivacyBuckets:
         key = (direction, width, tilt)
         if key not in self._cache:
             other = ("B/A" if direction == "A/B" else "A/B", width, tilt)
-            if other in self._cache and all(c.release.same_directions() for c in self.components):
+            if other in self._cache and all(c.source.same_directions() for c in self.components):
                 self._cache[key] = self._cache[other]
             else:
                 self._cache[key] = self._compose_at(direction, width, tilt)
@@ -200,7 +185,7 @@ class PrivacyBuckets:
 
         def single(index: int) -> BucketedPLD:
             component = self.components[index]
-            place = component.release.lattice if rounds else component.release.bucket
+            place = component.source.lattice if rounds else component.source.bucket
             anchor = self._anchor(component, direction)
             pld = place(direction, width, anchor, self.tail_mass, self.max_buckets)
             if rounds:
