@@ -320,14 +320,14 @@ def exact_delta_pdp(
 
 
 def exact_epsilon(
-    pair: PairOrPairs, delta: float, direction: str = "max", *, kind: str = "adp"
+    pair: PairOrPairs, delta: float, direction: str = "max", *, kind: str = "ADP"
 ) -> float:
-    """Smallest eps whose exact single-release delta (``kind`` ``"adp"`` or ``"pdp"``)
-    is at most ``delta`` in every requested direction and pair."""
-    if kind not in ("adp", "pdp"):
-        raise InvalidInputError(f"kind must be 'adp' or 'pdp', got {kind!r}")
+    """Smallest eps whose exact single-release delta (``kind`` ``"ADP"`` or ``"PDP"``, spelled
+    as everywhere) is at most ``delta`` in every requested direction and pair."""
+    if kind not in ("ADP", "PDP"):
+        raise InvalidInputError(f"kind must be 'ADP' or 'PDP', got {kind!r}")
     plds = _plds(pair, direction)
-    return max(pld.epsilon(delta) if kind == "adp" else pld.epsilon_pdp(delta) for pld in plds)
+    return max(pld.epsilon(delta) if kind == "ADP" else pld.epsilon_pdp(delta) for pld in plds)
 
 
 def _maximum(values: list) -> float | np.ndarray:

@@ -311,17 +311,17 @@ CASES = [
         id="exact_epsilon-pair-none",
     ),
     *_target_delta_cases("exact_epsilon-adp", lambda v: exact_epsilon(GOOD_PAIR, v)),
-    *_target_delta_cases("exact_epsilon-pdp", lambda v: exact_epsilon(GOOD_PAIR, v, kind="pdp")),
+    *_target_delta_cases("exact_epsilon-pdp", lambda v: exact_epsilon(GOOD_PAIR, v, kind="PDP")),
     *_target_delta_cases("pld.epsilon", lambda v: GOOD_PLD.epsilon(v)),
     *_target_delta_cases("pld.epsilon_pdp", lambda v: GOOD_PLD.epsilon_pdp(v)),
     *[
         pytest.param(
             lambda kind=kind: exact_epsilon(GOOD_PAIR, 0.6, kind=kind),
             InvalidInputError,
-            rf"kind must be 'adp' or 'pdp', got {shown}",
+            rf"kind must be 'ADP' or 'PDP', got {shown}",
             id=f"exact_epsilon-kind-{kind}",
         )
-        for kind, shown in [("ADP", "'ADP'"), ("rdp", "'rdp'"), (None, "None")]
+        for kind, shown in [("adp", "'adp'"), ("rdp", "'rdp'"), (None, "None")]
     ],
     # impossible targets: delta below the distinguishing mass omega = 0.5
     *[
@@ -334,7 +334,7 @@ CASES = [
         )
         for cid, call in [
             ("exact_epsilon-adp", _call(exact_epsilon, GOOD_PAIR, 0.1)),
-            ("exact_epsilon-pdp", _call(exact_epsilon, GOOD_PAIR, 0.1, kind="pdp")),
+            ("exact_epsilon-pdp", _call(exact_epsilon, GOOD_PAIR, 0.1, kind="PDP")),
             ("exact_epsilon-A/B", _call(exact_epsilon, GOOD_PAIR, 0.1, "A/B")),
             ("exact_epsilon-B/A", _call(exact_epsilon, GOOD_PAIR, 0.1, "B/A")),
             ("exact_epsilon-several", _call(exact_epsilon, [GOOD_PAIR, GOOD_PAIR.flipped()], 0.1)),

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from accountant import (
     InfeasibleTargetError,
+    InvalidInputError,
     WorstCasePair,
     exact_delta,
     exact_delta_pdp,
@@ -199,7 +200,7 @@ def test_subnormal_masses_do_not_overflow():
     assert exact_delta_pdp(pair, big + 1.0) == 0.0
     # delta(eps) = 0.5  <=>  eps = ln(0.5 / tiny)
     assert exact_epsilon(pair, 0.5) == pytest.approx(big + math.log(0.5), rel=1e-12)
-    assert exact_epsilon(pair, 0.5, kind="pdp") == pytest.approx(big, rel=1e-15)
+    assert exact_epsilon(pair, 0.5, kind="PDP") == pytest.approx(big, rel=1e-15)
 
 
 def test_smallest_normal_and_subnormal_against_one_in_every_direction():
@@ -284,9 +285,9 @@ def test_adp_epsilon_round_trip_and_smallest(pair, target, direction):
 def test_pdp_epsilon_round_trip_and_smallest(pair, target, direction):
     if target < _distinguishing_mass(pair, direction):
         with pytest.raises(InfeasibleTargetError, match="delta="):
-            exact_epsilon(pair, target, direction, kind="pdp")
+            exact_epsilon(pair, target, direction, kind="PDP")
         return
-    eps = exact_epsilon(pair, target, direction, kind="pdp")
+    eps = exact_epsilon(pair, target, direction, kind="PDP")
     assert eps >= 0.0 and math.isfinite(eps)
     assert exact_delta_pdp(pair, eps, direction) <= target
     if eps > 0.0:
@@ -305,7 +306,7 @@ def test_epsilon_at_the_distinguishing_mass_is_feasible(pair):
 
 def test_infeasible_target_names_delta_and_distinguishing_mass():
     pair = WorstCasePair.from_arrays([0.5, 0.5, 0.0], [0.0, 0.5, 0.5])
-    for kind in ("adp", "pdp"):
+    for kind in ("ADP", "PDP"):
         with pytest.raises(InfeasibleTargetError, match=r"delta=0\.4 .*distinguishing mass .*0\.5"):
             exact_epsilon(pair, 0.4, kind=kind)
     assert exact_epsilon(pair, 0.5) == 0.0  # delta(0) = 0.5 exactly
@@ -329,7 +330,7 @@ def test_pld_methods_agree_with_module_functions():
     assert pld.delta(0.4) == exact_delta(pair, 0.4, "A/B")
     assert pld.delta_pdp(0.4) == exact_delta_pdp(pair, 0.4, "A/B")
     assert pld.epsilon(1e-3) == exact_epsilon(pair, 1e-3, "A/B")
-    assert pld.epsilon_pdp(1e-3) == exact_epsilon(pair, 1e-3, "A/B", kind="pdp")
+    assert pld.epsilon_pdp(1e-3) == exact_epsilon(pair, 1e-3, "A/B", kind="PDP")
 
 
 # ---------------------------------------------------------------------------------------
@@ -368,3 +369,9 @@ def test_truncated_laplace_losses_lie_on_the_lattice(scale, step, steps):
     x = p.grid[steps:]
     expected = np.sort((np.abs(x - s) - np.abs(x)) / scale)
     np.testing.assert_allclose(pld.losses, expected, rtol=0, atol=1e-12)
+
+
+def test_exact_epsilon_kind_is_spelled_as_everywhere():
+    pair = WorstCasePair.additive(noise.truncated_gaussian(1.0, 4.0, 0.5), sensitivity=1.0)
+    with pytest.raises(InvalidInputError, match=r"kind must be 'ADP' or 'PDP', got 'adp'"):
+        exact_epsilon(pair, 0.1, kind="adp")

@@ -278,7 +278,7 @@ def test_target_delta_1e15_single_release_pair_against_exact() -> None:
     assert found.lower - 1e-12 <= truth <= found.upper + 1e-12, (found, truth)
     for conversion in CONVERSIONS:
         assert ExtendedMA(conversion=conversion).compose(pair).epsilon(target) >= truth
-    pdp = exact_epsilon(pair, target, kind="pdp")
+    pdp = exact_epsilon(pair, target, kind="PDP")
     assert exact_delta_pdp(pair, pdp) <= target
     found, _ = recorded(lambda: PrivacyBuckets().compose(pair).epsilon(target, kind="PDP"))
     assert found.lower - 1e-12 <= pdp <= found.upper + 1e-12, (found, pdp)
@@ -295,7 +295,7 @@ def test_target_delta_1e15_below_the_distinguishing_mass_is_refused(times: int) 
         infeasible(lambda m=ma: m.epsilon(target), target)
     if times == 1:
         infeasible(lambda: exact_epsilon(pair, target), target)
-        infeasible(lambda: exact_epsilon(pair, target, kind="pdp"), target)
+        infeasible(lambda: exact_epsilon(pair, target, kind="PDP"), target)
 
 
 # ---------------------------------------------------------------------------------------

@@ -262,7 +262,7 @@ def test_moments_and_exact_epsilon_round_trip(pair: WorstCasePair, times: int, e
             assert exact_delta(pair, before) > exact, (eps0, found)
     pdp = float(exact_delta_pdp(pair, eps0))
     if 0.0 < pdp < 1.0:
-        found = exact_epsilon(pair, pdp, kind="pdp")
+        found = exact_epsilon(pair, pdp, kind="PDP")
         assert exact_delta_pdp(pair, found) <= pdp and found <= eps0
         if found > 0.0:
             assert exact_delta_pdp(pair, math.nextafter(found, 0.0)) > pdp, (eps0, found)
