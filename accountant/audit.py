@@ -41,6 +41,7 @@ from accountant.noise import NoiseDistribution
 from accountant.pairs import WorstCasePair, additive_shift_pairs
 from accountant.pld import privacy_loss_distribution
 from accountant.validation import (
+    ONE_DIRECTION,
     check_direction,
     check_epsilons,
     check_finite_real,
@@ -50,7 +51,6 @@ from accountant.validation import (
 
 __all__ = ["AuditReport", "Progress", "audit_additive", "audit_pairs"]
 
-_DIRECTIONS = ("A/B", "B/A")
 
 #: ``progress(stage, done, total)`` is called before each stage of an audit.
 Progress = Callable[[str, int, int], None]
@@ -106,17 +106,17 @@ def audit_pairs(
     notes: list[str] = []
 
     stages("privacy-loss distributions of one release")
-    plds = {d: [privacy_loss_distribution(p, d) for p in pair_list] for d in _DIRECTIONS}
+    plds = {d: [privacy_loss_distribution(p, d) for p in pair_list] for d in ONE_DIRECTION}
     stages(f"Extended MA, n = {times}")
     tight = ExtendedMA(conversion="tight").compose(pair_list, times)
     paper = ExtendedMA(conversion="paper").compose(pair_list, times)
-    one = Directional(*(max(p.distinguishing_mass for p in plds[d]) for d in _DIRECTIONS))
-    composed = Directional(*(tight.distinguishing_mass(d) for d in _DIRECTIONS))
+    one = Directional(*(max(p.distinguishing_mass for p in plds[d]) for d in ONE_DIRECTION))
+    composed = Directional(*(tight.distinguishing_mass(d) for d in ONE_DIRECTION))
     if target_delta is not None:
         _check_composed_floor(target_delta, query, one, composed, notes)
 
     def each(label: str, compute: Callable[[str], float]) -> Directional:
-        return Directional(*(_guarded(label, compute, d, query, notes) for d in _DIRECTIONS))
+        return Directional(*(_guarded(label, compute, d, query, notes) for d in ONE_DIRECTION))
 
     stages("exact values of one release")
     if epsilon is not None:
@@ -174,7 +174,7 @@ def _privacy_buckets(
 
         found = {
             d: _guarded(label, compute, d, query, notes, fallback=(math.inf, math.inf))
-            for d in _DIRECTIONS
+            for d in ONE_DIRECTION
         }
         brackets[kind] = Bracket(
             Directional(found["A/B"][0], found["B/A"][0]),
@@ -214,7 +214,7 @@ def _check_composed_floor(
 ) -> None:
     """Refuse an eps query whose target is below the distinguishing mass after n releases
     in a requested direction; in a direction not requested, add a note instead."""
-    for d in _DIRECTIONS:
+    for d in ONE_DIRECTION:
         floor = composed.value(d)
         if target >= floor:
             continue

@@ -26,7 +26,7 @@ from accountant._directed import MassLogs
 from accountant.errors import InvalidInputError
 from accountant.pairs import WorstCasePair
 from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
-from accountant.validation import check_lambda, check_one_direction
+from accountant.validation import ONE_DIRECTION, check_lambda, check_one_direction
 
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
 
@@ -123,7 +123,7 @@ class PairLogMoments:
             )
         self.pairs: tuple[WorstCasePair, ...] = chosen
         self._plds = {
-            d: tuple(privacy_loss_distribution(p, d) for p in self.pairs) for d in ("A/B", "B/A")
+            d: tuple(privacy_loss_distribution(p, d) for p in self.pairs) for d in ONE_DIRECTION
         }
         self.description = (
             self.pairs[0].description

@@ -45,19 +45,20 @@ from accountant.moments_results import (
 )
 from accountant.pairs import WorstCasePair
 from accountant.validation import (
+    ONE_DIRECTION,
     check_direction,
     check_epsilons,
     check_finite_real,
     check_lambda,
     check_one_direction,
     check_target_delta,
+    directions_of,
 )
 
 __all__ = ["CONVERSIONS", "ExtendedMA", "log_conversion_factor"]
 
 CONVERSIONS = ("tight", "paper")
 _UNIT_ROUNDOFF = 2.0**-53
-_DIRECTIONS = ("A/B", "B/A")
 
 
 def log_conversion_factor(lam: float, conversion: str) -> float:
@@ -164,7 +165,7 @@ class ExtendedMA:
         """Composed ``Omega = prod_i S_i^{n_i} - prod_i F_i^{n_i}`` (``1 - prod_i (1 -
         omega_i)^{n_i}`` for pmfs summing to 1), max over directions by default."""
         direction = check_direction("direction", direction)
-        directions = _DIRECTIONS if direction == "max" else (direction,)
+        directions = directions_of(direction)
         return max(self._mass_logs(d).distinguishing_mass for d in directions)
 
     # -- delta -------------------------------------------------------------------------
@@ -224,14 +225,14 @@ class ExtendedMA:
     def delta_details(self, epsilon: float) -> MomentsDelta:
         """The bound in both directions with the optimal lambda of each."""
         eps = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
-        a_over_b, b_over_a = (self._bound(eps, d) for d in _DIRECTIONS)
+        a_over_b, b_over_a = (self._bound(eps, d) for d in ONE_DIRECTION)
         return MomentsDelta(eps, self.conversion, a_over_b, b_over_a)
 
     def delta(self, epsilon: float | np.ndarray, direction: str = "max") -> float | np.ndarray:
         """Upper bound on delta(eps) after all compositions; vectorised over ``epsilon``."""
         direction = check_direction("direction", direction)
         eps = check_epsilons("epsilon", epsilon)
-        directions = _DIRECTIONS if direction == "max" else (direction,)
+        directions = directions_of(direction)
         values = np.array(
             [max(self._bound(float(e), d).delta for d in directions) for e in eps.reshape(-1)]
         ).reshape(eps.shape)
@@ -249,7 +250,7 @@ class ExtendedMA:
         """
         target = check_target_delta("delta", delta)
         direction = check_direction("direction", direction)
-        directions = _DIRECTIONS if direction == "max" else (direction,)
+        directions = directions_of(direction)
         return max(self._epsilon(target, d) for d in directions)
 
     def _epsilon(self, target: float, direction: str) -> float:
@@ -321,7 +322,7 @@ class ExtendedMA:
         """
         eps = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
         direction = check_direction("direction", direction)
-        directions = _DIRECTIONS if direction == "max" else (direction,)
+        directions = directions_of(direction)
         bounds = {d: self._bound(eps, d) for d in directions}
         chosen = max(directions, key=lambda d: bounds[d].delta)
         bound = bounds[chosen]

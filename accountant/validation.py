@@ -16,7 +16,9 @@ import numpy as np
 from accountant.errors import InvalidInputError
 
 __all__ = [
+    "DIRECTIONS",
     "MASS_TOLERANCE",
+    "ONE_DIRECTION",
     "check_direction",
     "check_epsilons",
     "check_finite_real",
@@ -37,7 +39,9 @@ __all__ = [
 #: Masses are never renormalised silently: beyond this tolerance the input is refused.
 MASS_TOLERANCE = 1e-9
 
+#: Every direction a query takes: ``"max"`` (both, the larger) or one of :data:`ONE_DIRECTION`.
 DIRECTIONS = ("max", "A/B", "B/A")
+#: The two single directions: ``"A/B"`` (losses ``ln A/B`` under ``A``) and ``"B/A"``.
 ONE_DIRECTION = ("A/B", "B/A")
 
 

@@ -45,11 +45,11 @@ from accountant.buckets.analytic_lattice import lattice_release, subsampled_law
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
-from accountant.errors import InvalidInputError
 from accountant.mechanisms_dpsgd import (
     LOG_NORMALISER_ERROR,
     SubsampledTruncatedGaussian,
 )
+from accountant.validation import check_one_direction
 
 __all__ = ["SubsampledGaussianRelease"]
 
@@ -219,8 +219,7 @@ class SubsampledGaussianRelease:
     def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
         """Mean and variance of the loss (quadrature), the tail-cut range, anchor 0, no
         lattice."""
-        if direction not in ("A/B", "B/A"):
-            raise InvalidInputError(f"direction must be 'A/B' or 'B/A', got {direction!r}")
+        check_one_direction("direction", direction)
         key = (direction, float(tail_mass))
         if key not in self._stats:
             mean, variance = self._moments(direction)
