@@ -23,6 +23,7 @@ from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.many_deltas import epsilon_for_many
+from accountant.buckets.memo import EngineMemo
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
     AIMED_WIDTHS,
@@ -115,7 +116,7 @@ class PrivacyBuckets:
     max_buckets: int = attrs.field(default=1 << 23, validator=_check_budget)
     tail_mass: float = attrs.field(default=1e-24, validator=_check_tail_mass)
     components: tuple[Component, ...] = attrs.field(default=(), repr=False)
-    _cache: dict = attrs.field(factory=dict, init=False, repr=False)
+    _memo: EngineMemo = attrs.field(factory=EngineMemo, init=False, repr=False)
 
     def compose(self, mechanism: Any, times: int = 1) -> PrivacyBuckets:
         """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
@@ -139,16 +140,16 @@ class PrivacyBuckets:
 
     def _start(self, direction: str) -> StartingWidth:
         """Rung 0 of ``direction`` (:func:`~accountant.buckets.widths.initial_width`)."""
-        key = ("start", direction)
-        if key not in self._cache:
+        starts = self._memo.starts
+        if direction not in starts:
             stats = [
                 (c.source.statistics(direction, self.tail_mass), c.times) for c in self.components
             ]
             start = initial_width(stats, self.max_buckets)
             if self._rounds(start):
                 start = initial_width(stats, self.max_buckets, rounded=True)
-            self._cache[key] = start
-        return self._cache[key]
+            starts[direction] = start
+        return starts[direction]
 
     def _rounds(self, start: StartingWidth) -> bool:
         """Whether losses are rounded onto a lattice (mean kept, Hoeffding slack in the
@@ -170,14 +171,14 @@ class PrivacyBuckets:
     # -- composing ----------------------------------------------------------------------
 
     def _composed(self, direction: str, width: float, tilt: float = 0.0) -> BucketedPLD:
-        key = (direction, width, tilt)
-        if key not in self._cache:
+        composed, key = self._memo.composed, (direction, width, tilt)
+        if key not in composed:
             other = ("B/A" if direction == "A/B" else "A/B", width, tilt)
-            if other in self._cache and all(c.source.same_directions() for c in self.components):
-                self._cache[key] = self._cache[other]
+            if other in composed and all(c.source.same_directions() for c in self.components):
+                composed[key] = composed[other]
             else:
-                self._cache[key] = self._compose_at(direction, width, tilt)
-        return self._cache[key]
+                composed[key] = self._compose_at(direction, width, tilt)
+        return composed[key]
 
     def _single(self, direction: str, width: float, rounds: bool):
         """``make(i)``: release ``i`` bucketed (or rounded, if ``rounds``) at ``width``;
@@ -212,16 +213,16 @@ class PrivacyBuckets:
         """Releases kept between the passes (:mod:`~accountant.buckets.release_store`):
         :data:`STORE_ARRAYS` arrays of ``max_buckets`` entries at most, one
         ``(direction, width)`` group per thread composing."""
-        if "store" not in self._cache:
+        if self._memo.store is None:
             budget = STORE_ARRAYS * self.max_buckets * 8
-            self._cache.setdefault("store", ReleaseStore(budget, groups=WORKERS))
-        return self._cache["store"]
+            self._memo.store = ReleaseStore(budget, groups=WORKERS)
+        return self._memo.store
 
     def _plan(self, direction: str, width: float) -> RoundedPlan | None:
         """The first pass of composing rounded releases at once (cached; ``None`` when
         rounding does not apply or the composition does not fit at once)."""
-        key = ("plan", direction, width)
-        if key not in self._cache:
+        plans, key = self._memo.plans, (direction, width)
+        if key not in plans:
             plan: Any = None
             if self.components and self._rounds(self._start(direction)):
                 single = self._single(direction, width, True)
@@ -230,10 +231,10 @@ class PrivacyBuckets:
                     plan = RoundedPlan.build(single, counts, self.tail_mass, self.max_buckets)
                 except BucketBudgetError as error:
                     plan = error  # remembered: the first pass is not repeated
-            self._cache[key] = plan
-        if isinstance(self._cache[key], BucketBudgetError):
-            raise self._cache[key]
-        return self._cache[key]
+            plans[key] = plan
+        if isinstance(plans[key], BucketBudgetError):
+            raise plans[key]
+        return plans[key]
 
     def _compose_at(self, direction: str, width: float, tilt: float) -> BucketedPLD:
         if not self.components:

@@ -21,10 +21,10 @@ def test_a_vector_of_deltas_gives_the_single_answers_from_one_composition():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CertificationWarning)
         many = accountant.epsilon(targets)
-        composed = len(accountant._cache)
+        composed = len(accountant._memo.composed)
         singles = [_accountant().epsilon(float(t)) for t in targets.reshape(-1)]
         accountant.epsilon(targets)  # asked again: nothing new is composed
-    assert len(accountant._cache) == composed
+    assert len(accountant._memo.composed) == composed
     assert many.lower.shape == many.upper.shape == many.delta.shape == (2, 2)
     np.testing.assert_array_equal(many.lower.reshape(-1), [s.lower for s in singles])
     np.testing.assert_array_equal(many.upper.reshape(-1), [s.upper for s in singles])

@@ -1,0 +1,34 @@
+"""What one :class:`~accountant.buckets.engine.PrivacyBuckets` has computed, each kind in
+its own table keyed by what it depends on (the components are fixed per accountant:
+``compose`` returns a new accountant with an empty memo).
+
+- ``starts``: rung 0 of a direction (:func:`~accountant.buckets.widths.initial_width`);
+- ``plans``: the first pass of a rounded composition at ``(direction, width)``
+  (:class:`~accountant.buckets.rounded_plan.RoundedPlan`, ``None`` where rounding does not
+  apply, or the budget error that pass raised, so that it is not repeated);
+- ``composed``: the composition at ``(direction, width, tilt)``;
+- ``store``: rounded releases kept between the two passes
+  (:mod:`~accountant.buckets.release_store`).
+
+Entries are only ever added; every one is a pure function of its key and the components.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from accountant.buckets.release_store import ReleaseStore
+
+__all__ = ["EngineMemo"]
+
+
+@attrs.define(eq=False)
+class EngineMemo:
+    """The tables of the module note."""
+
+    starts: dict[str, Any] = attrs.field(factory=dict)
+    plans: dict[tuple[str, float], Any] = attrs.field(factory=dict)
+    composed: dict[tuple[str, float, float], Any] = attrs.field(factory=dict)
+    store: ReleaseStore | None = None
