@@ -15,8 +15,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from scipy.optimize import brentq
-
 __all__ = ["LAMBDA_MAX", "LAMBDA_MIN", "increasing_root"]
 
 #: Search range of lambda. Beyond LAMBDA_MAX the optimum is treated as lambda -> inf
@@ -59,6 +57,8 @@ def increasing_root(derivative: Callable[[float], float]) -> float:
             high = lam
     if value == 0.0:
         return lam
+    from scipy.optimize import brentq  # (imported when needed: it costs 0.2 s)
+
     t = brentq(
         lambda t: derivative(math.exp(t)),
         math.log(low),

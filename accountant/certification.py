@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 import attrs
 import numpy as np
-import scipy.optimize
 from scipy.special import rel_entr
 
 from accountant.buckets import Bounds, PrivacyBuckets
@@ -205,6 +204,8 @@ def _minimise_log_sigma(
     """The sigma in ``[low, high]`` minimising ``delta_at``, by a bounded scalar search
     (Brent / golden section) on ``log(sigma)``; returns ``(sigma, delta)``. On an exactly
     flat stretch (e.g. delta 0) any point of it may be returned."""
+    import scipy.optimize  # (imported when needed: it costs 0.2 s)
+
     result = scipy.optimize.minimize_scalar(
         lambda t: delta_at(math.exp(t)),
         bounds=(math.log(low), math.log(high)),

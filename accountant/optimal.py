@@ -17,7 +17,6 @@ import warnings
 
 import attrs
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sparse
 
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
@@ -136,6 +135,8 @@ def optimal_noise(
             row[i], row[size - 1 - i] = 1.0, -1.0
             equality.append(row)
             equality_rhs.append(0.0)
+    import scipy.optimize  # (imported when needed: it costs 0.2 s)
+
     result = scipy.optimize.linprog(
         cost,
         A_ub=sparse.vstack(blocks).tocsr(),
