@@ -4,7 +4,6 @@ range and grid at the same certified delta (the baseline of the paper's experime
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from accountant.errors import CertificationWarning, InfeasibleTargetError
 from accountant.noise import NoiseDistribution
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, learned_beats
+from optimizers.run_state import RunState
 
 __all__ = ["certify_learned"]
 
@@ -35,7 +35,7 @@ def certify_learned(
     noise: NoiseDistribution,
     problem: LearningProblem,
     schedule: Schedule,
-    state: dict[str, Any],
+    state: RunState,
     *,
     stopped_by: str | None,
     accuracy: float,
@@ -59,7 +59,7 @@ def certify_learned(
             beats = baseline is None or learned_beats(certificate, baseline)
         else:
             note = f"certified delta {certificate.delta_upper!r} is not in (0, 1)"
-    history = {k: np.asarray(v, dtype=np.float64) for k, v in state["history"].items()}
+    history = {k: np.asarray(v, dtype=np.float64) for k, v in state.history.to_dict().items()}
     return LearnedNoise(
         learned=certificate,
         problem=problem,
@@ -67,9 +67,9 @@ def certify_learned(
         baseline=baseline,
         baseline_note=note,
         beats_baseline=beats,
-        epochs_run=int(state["epoch"]),
-        best_epoch=int(state["best"]["epoch"]),
-        seconds=float(state["seconds"]),
+        epochs_run=state.epoch,
+        best_epoch=state.best.epoch,
+        seconds=state.seconds,
         stopped_by=stopped_by,
         history=history,
     )

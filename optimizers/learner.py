@@ -52,6 +52,7 @@ from optimizers.comparison import certify_learned
 from optimizers.models import LogIncrementModel, build_model
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, LearningWarning
+from optimizers.run_state import RESTORED, BestNoise, RunState
 
 __all__ = ["NoiseCollapseError", "learn"]
 
@@ -165,66 +166,49 @@ class _Objective:
         return utility / self.utility_scale + self.schedule.penalty * excess**2
 
 
-def _new_state(model: torch.nn.Module, schedule: Schedule) -> dict[str, Any]:
+def _new_state(model: torch.nn.Module, schedule: Schedule) -> RunState:
     optimizer = torch.optim.Adam(model.parameters(), lr=schedule.learning_rate)
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, schedule.learning_rate_decay)
-    return {
-        "optimizer": optimizer,
-        "scheduler": scheduler,
-        "epoch": 0,
-        "best": None,
-        "history": {"bound": [], "utility": [], "objective": []},
-        "seconds": 0.0,
-    }
+    return RunState(optimizer, scheduler)
 
 
-def _checkpoint_payload(problem, schedule, model, state) -> dict[str, Any]:
+def _checkpoint_payload(problem, schedule, model, state: RunState) -> dict[str, Any]:
     return {
         "problem": problem.to_dict(),
         "schedule": schedule.to_dict(),
         "model": model.state_dict(),
-        "optimizer": state["optimizer"].state_dict(),
-        "scheduler": state["scheduler"].state_dict(),
-        "epoch": state["epoch"],
-        "best": state["best"],
-        "history": state["history"],
-        "seconds": state["seconds"],
-        "utility_scale": state.get("utility_scale", 1.0),
+        **state.checkpoint_entries(),
     }
 
 
-_RESTORED = ("epoch", "best", "history", "seconds", "utility_scale")
-
-
-def _restore(path, problem, schedule, model, state) -> None:
+def _restore(path, problem, schedule, model, state: RunState) -> None:
     saved = load_checkpoint(path, problem, schedule)
     # A checkpoint with the right header but missing entries, or with tensors that do not
     # fit the model, is a one-line CheckpointError (not a bare KeyError or the multi-line
     # RuntimeError of load_state_dict).
-    missing = [k for k in ("model", "optimizer", "scheduler", *_RESTORED) if k not in saved]
+    missing = [k for k in ("model", "optimizer", "scheduler", *RESTORED) if k not in saved]
     if missing:
         raise CheckpointError(
             f"checkpoint={str(path)!r} is incomplete (missing {', '.join(missing)})"
         )
     try:
         model.load_state_dict(saved["model"])
-        state["optimizer"].load_state_dict(saved["optimizer"])
-        state["scheduler"].load_state_dict(saved["scheduler"])
+        state.optimizer.load_state_dict(saved["optimizer"])
+        state.scheduler.load_state_dict(saved["scheduler"])
     except (RuntimeError, ValueError, KeyError, TypeError) as exc:
         detail = " ".join(str(exc).split())
         detail = detail if len(detail) <= 200 else detail[:197] + "..."
         raise CheckpointError(
             f"checkpoint={str(path)!r} does not fit this run's model ({detail})"
         ) from exc
-    for key in _RESTORED:
-        state[key] = saved[key]
+    state.restore(saved)
 
 
-def _is_better(objective: _Objective, best: dict | None, bound: float, utility: float, epoch):
+def _is_better(objective: _Objective, best: BestNoise | None, bound: float, utility, epoch):
     if best is None:
         return True
     now = objective.combine(bound, utility, epoch)
-    return now < objective.combine(best["bound"], best["utility"], epoch)
+    return now < objective.combine(best.bound, best.utility, epoch)
 
 
 def _check_collapse(bound: float, utility: float, epoch: int) -> None:
@@ -296,19 +280,19 @@ def learn(
         _restore(checkpoint, problem, schedule, model, state)
     else:
         with torch.no_grad():
-            state["utility_scale"] = float(objective.utility(model()))
-    objective.utility_scale = state["utility_scale"]
+            state.utility_scale = float(objective.utility(model()))
+    objective.utility_scale = state.utility_scale
 
     def save() -> None:
         if checkpoint is not None:
             save_checkpoint(checkpoint, _checkpoint_payload(problem, schedule, model, state))
 
     stopped_by = None
-    started = time.perf_counter() - state["seconds"]
-    with _stop_requests() as stop, _progress_bar(schedule.epochs, state["epoch"], progress) as bar:
-        while state["epoch"] < schedule.epochs:
-            epoch = state["epoch"]
-            state["optimizer"].zero_grad()
+    started = time.perf_counter() - state.seconds
+    with _stop_requests() as stop, _progress_bar(schedule.epochs, state.epoch, progress) as bar:
+        while state.epoch < schedule.epochs:
+            epoch = state.epoch
+            state.optimizer.zero_grad()
             pmf = model()
             bound = objective.bound(pmf)
             utility = objective.utility(pmf)
@@ -316,32 +300,26 @@ def learn(
             loss.backward()
             values = (bound.item(), utility.item(), loss.item())
             _check_collapse(values[0], values[1], epoch)
-            if _is_better(objective, state["best"], values[0], values[1], epoch):
-                state["best"] = {
-                    "pmf": pmf.detach().clone(),
-                    "bound": values[0],
-                    "utility": values[1],
-                    "epoch": epoch,
-                }
-            for key, value in zip(("bound", "utility", "objective"), values, strict=True):
-                state["history"][key].append(value)
-            state["optimizer"].step()
-            state["scheduler"].step()
-            state["epoch"] = epoch + 1
-            state["seconds"] = time.perf_counter() - started
+            if _is_better(objective, state.best, values[0], values[1], epoch):
+                state.best = BestNoise(pmf.detach().clone(), values[0], values[1], epoch)
+            state.history.append(*values)
+            state.optimizer.step()
+            state.scheduler.step()
+            state.epoch = epoch + 1
+            state.seconds = time.perf_counter() - started
             if bar is not None:
                 bar.update(1)
                 postfix = {"delta": f"{values[0]:.3g}", "utility": f"{values[1]:.4g}"}
                 bar.set_postfix(postfix, refresh=False)
-            if state["epoch"] % schedule.checkpoint_every == 0:
+            if state.epoch % schedule.checkpoint_every == 0:
                 save()
-            if time_limit is not None and state["seconds"] >= time_limit:
+            if time_limit is not None and state.seconds >= time_limit:
                 stop["signal"] = "time limit"
             if stop["signal"] is not None:
                 stopped_by = stop["signal"]
                 break
     save()
-    best_pmf = state["best"]["pmf"].numpy().astype(np.float64)
+    best_pmf = state.best.pmf.numpy().astype(np.float64)
     noise: NoiseDistribution = from_array(best_pmf, problem.step)
     result = certify_learned(
         noise,
