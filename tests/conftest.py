@@ -8,6 +8,10 @@ import os
 
 from hypothesis import settings
 
-settings.register_profile("ci", derandomize=True, print_blob=True)
+# No deadline: a first call may load numba kernels from their cache or import
+# scipy.optimize (both lazily), which is time, not a failure.
+settings.register_profile("local", deadline=None)
+settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
+settings.load_profile("local")
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     settings.load_profile("ci")
