@@ -248,15 +248,25 @@ class RoundedPlan:
         best = int(np.argmin(exponent))
         return self.affordable(float(LAMBDA_GRID[best])) if exponent[best] < 0.0 else 0.0
 
-    def tilt_for_delta(self, delta: float) -> float:
-        """``lambda`` on the grid where the Chernoff bound reaches ``delta`` at the smallest
-        eps: the minimiser of ``(sum n_i M_i(lambda) - ln delta) / lambda``."""
+    def chernoff_eps(self, delta: float) -> float:
+        """The smallest eps at which the Chernoff bound on the composed A-mass above eps
+        reaches ``delta``: ``min (sum n_i M_i(lambda) - ln delta) / lambda`` over the grid
+        (``inf`` without moments). An estimate of eps(delta) from above, for the ADP delta
+        is at most that mass."""
         high = self._log_mgf_high()
         if high is None:
-            return 0.0
+            return math.inf
         with np.errstate(invalid="ignore"):
             reach = np.where(np.isfinite(high), (high - math.log(delta)) / LAMBDA_GRID, np.inf)
-        return self.tilt_for_eps(float(np.min(reach)))
+        return float(np.min(reach))
+
+    def tilt_for_delta(self, delta: float) -> float:
+        """``lambda`` on the grid where the Chernoff bound reaches ``delta`` at the smallest
+        eps (:meth:`chernoff_eps`): the minimiser of ``(sum n_i M_i(lambda) - ln delta) /
+        lambda``."""
+        if self._log_mgf_high() is None:
+            return 0.0
+        return self.tilt_for_eps(self.chernoff_eps(delta))
 
     def _tilted_stop(self, tilt: float, log_scale_low: float) -> int:
         """The window's upper end when the tilted upper tail must fall below ``tail_mass``."""

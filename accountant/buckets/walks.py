@@ -30,6 +30,7 @@ from accountant.buckets.refinement import (
     bracket_terms,
     bucketing_gaps,
     eps_refinable,
+    interval,
     intervals,
     largest_other,
     monotone_envelope,
@@ -187,8 +188,14 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
             rung,
         )
         try:
-            for d in todo:
+            for d in _likely_largest_first(buckets, todo, rung, target):
                 plds[d] = buckets._rung(d, rung, buckets._tilt_for_delta(d, rung, target))
+                others = largest_other(low, d)
+                if others > 0.0 and _certifies(plds[d], others, target, kind):
+                    # eps_d <= the others' certified lower end: d cannot be the largest,
+                    # and one evaluation says so (no search)
+                    high[d] = min(high[d], others)
+                    continue
                 within = (low[d], high[d]) if rung else None
                 found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
                 low[d], high[d] = max(low[d], found[0]), min(high[d], found[1])
@@ -231,6 +238,27 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
         accuracy=buckets.accuracy,
         bucket_width=max(p.width for p in plds.values()),
     )
+
+
+def _likely_largest_first(
+    buckets: PrivacyBuckets, todo: list[str], rung: int, target: float
+) -> list[str]:
+    """``todo`` ordered by the Chernoff estimate of eps at ``target`` (largest first), so
+    that the direction that decides the query is searched first and the others may be
+    settled by one evaluation (``_epsilon_walk``). Only the order, never a bound, depends
+    on the estimate."""
+
+    def estimate(direction: str) -> float:
+        plan = buckets._rung_plan(direction, rung)
+        return -math.inf if plan is None else plan.chernoff_eps(target)
+
+    return sorted(todo, key=estimate, reverse=True)
+
+
+def _certifies(pld, eps: float, target: float, kind: str) -> bool:
+    """Whether the certified upper delta of ``pld`` at ``eps`` is at most ``target`` (then
+    ``eps`` is a certified upper bound on its eps at ``target``: delta is non-increasing)."""
+    return interval(pld, eps, pld.edges(), kind)[1] <= target
 
 
 def _reshape(values: np.ndarray, shape: tuple) -> float | np.ndarray:
