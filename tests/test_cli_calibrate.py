@@ -177,6 +177,7 @@ def test_a_missing_option_and_an_unreachable_target_are_one_line():
 def test_progress_is_drawn_on_a_terminal_only(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.setattr(progress_module, "DELAY", 0.0)
+    monkeypatch.setattr(progress_module, "MIN_INTERVAL", 0.0)  # every step drawn
     status, _, err = _run(["calibrate", *ARGS], _Terminal())
     assert status == 0 and "calibrating sigma" in err and "sigma 2.1" in err
     status, _, err = _run(["calibrate", *ARGS], io.StringIO())

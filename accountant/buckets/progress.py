@@ -16,10 +16,12 @@ from typing import Any
 
 from accountant.terminal import progress_enabled
 
-__all__ = ["DELAY", "query_progress", "tick"]
+__all__ = ["DELAY", "MIN_INTERVAL", "query_progress", "tick"]
 
 #: Seconds a query runs before its bar is drawn.
 DELAY = 1.0
+#: Least seconds between two redraws of a drawn bar.
+MIN_INTERVAL = 0.1
 
 _CURRENT: contextvars.ContextVar[Any] = contextvars.ContextVar("privacy_buckets_bar", default=None)
 
@@ -32,7 +34,14 @@ def query_progress(label: str) -> Iterator[None]:
         return
     from tqdm import tqdm
 
-    bar = tqdm(desc=label, unit=" step", delay=DELAY, leave=False, file=sys.stderr)
+    bar = tqdm(
+        desc=label,
+        unit=" step",
+        delay=DELAY,
+        mininterval=MIN_INTERVAL,
+        leave=False,
+        file=sys.stderr,
+    )
     token = _CURRENT.set(bar)
     try:
         yield
