@@ -67,8 +67,10 @@ class ReleaseSource(Protocol):
 
 
 def lattice_spacing(losses: np.ndarray) -> float | None:
-    """The spacing ``g`` of the coarsest lattice ``L_0 + k g`` holding all ``losses``
-    (sorted), ``0.0`` for a single value, ``None`` when there is no such lattice."""
+    """The spacing ``g`` of a lattice ``L_0 + k g`` holding all ``losses`` (sorted): their
+    smallest gap, refined over the whole range; ``0.0`` for a single value, ``None`` when
+    the losses are not on the lattice of their smallest gap (even if they lie on a finer
+    one: no lattice is then followed, which is never wrong, only slower)."""
     unique = np.unique(losses)
     if unique.size <= 1:
         return 0.0
