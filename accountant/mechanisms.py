@@ -22,19 +22,19 @@ import math
 import attrs
 
 from accountant._directed import MassLogs, down, up
-from accountant._special_functions import (
-    _LOG_SQRT_2PI,
-    _exp_mean_offset,
-    _log1mexp,
-    _log_exp_integral,
-    _log_gauss_mass,
-    _log_upper_gauss_scaled,
-    _logsumexp,
-    _mills,
-    _mills_complement,
-    _narrow_gauss_integrals,
-)
 from accountant.errors import InvalidInputError
+from accountant.gauss_numerics import (
+    LOG_SQRT_2PI,
+    exp_mean_offset,
+    log1mexp_scalar,
+    log_exp_integral,
+    log_gauss_mass_scalar,
+    log_upper_gauss_scaled,
+    logsumexp_scalar,
+    mills,
+    mills_complement,
+    narrow_gauss_integrals,
+)
 from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
 from accountant.noise import NoiseDistribution, truncated_gaussian, truncated_laplace
 from accountant.pairs import WorstCasePair
@@ -248,7 +248,7 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
 
     def _log_z(self) -> float:
         r = self.bound / self.sigma
-        return _log_gauss_mass(-r, r, 2.0 * r)
+        return log_gauss_mass_scalar(-r, r, 2.0 * r)
 
     def _arguments(self, lam: float) -> tuple[float, float, float]:
         s, r, sigma = self.sensitivity, self.bound, self.sigma
@@ -258,9 +258,9 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
         """For a narrow overlap, where the forms below cancel: with ``m = (u1 + u2)/2`` and
         ``tau = (x + lambda s)/sigma - m`` on ``[-w/2, w/2]``, ``Phi(u1) - Phi(u2) = phi(m) I0``
         and the slope is ``E_w[L] = (s/sigma) E[-tau] = (s/sigma) I1/I0`` (see
-        :func:`_narrow_gauss_integrals`). Returns ``(ln I0, slope)`` or ``None``."""
+        :func:`narrow_gauss_integrals`). Returns ``(ln I0, slope)`` or ``None``."""
         u1, u2, width = self._arguments(lam)
-        integrals = _narrow_gauss_integrals(0.5 * (u1 + u2), 0.5 * width)
+        integrals = narrow_gauss_integrals(0.5 * (u1 + u2), 0.5 * width)
         if integrals is None:
             return None
         slope = self.sensitivity / self.sigma * integrals[1] / integrals[0]
@@ -270,14 +270,14 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
         u1, u2, width = self._arguments(lam)
         narrow = self._narrow(lam)
         if narrow is not None:  # lambda(lambda+1)s^2/(2sigma^2) - m^2/2 = -s^2/(8 sigma^2)
-            quadratic = -(self.sensitivity**2) / (8.0 * self.sigma**2) - _LOG_SQRT_2PI
+            quadratic = -(self.sensitivity**2) / (8.0 * self.sigma**2) - LOG_SQRT_2PI
             return quadratic + narrow[0] - self._log_z()
         if u2 >= 0.0:
             offset = (self.sensitivity - self.bound) ** 2 / (2.0 * self.sigma**2)
-            log_mass = _log_upper_gauss_scaled(u2, u1, width)
+            log_mass = log_upper_gauss_scaled(u2, u1, width)
             return lam * self._max_loss() - offset + log_mass - self._log_z()
         quadratic = lam * (lam + 1.0) * self.sensitivity**2 / (2.0 * self.sigma**2)
-        return quadratic + _log_gauss_mass(u2, u1, width) - self._log_z()
+        return quadratic + log_gauss_mass_scalar(u2, u1, width) - self._log_z()
 
     def _slope(self, lam: float) -> float:
         narrow = self._narrow(lam)
@@ -288,12 +288,12 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
             # excess = (phi(u2) - phi(u1))/(Phi(u1) - Phi(u2)) - u2; numerator and denominator
             # scaled by e^(u2^2/2)/phi(0), so phi(u1) -> e^-c, Q(u) -> M(u) e^(-(u^2 - u2^2)/2).
             decay = math.exp(-0.5 * width * (u1 + u2))
-            mills1 = _mills(u1)
-            numerator = _mills_complement(u2) - decay * (_mills_complement(u1) + width * mills1)
-            excess = numerator / (_mills(u2) - decay * mills1)
+            mills1 = mills(u1)
+            numerator = mills_complement(u2) - decay * (mills_complement(u1) + width * mills1)
+            excess = numerator / (mills(u2) - decay * mills1)
         else:
             # phi(u2) - phi(u1) = phi(u2) (1 - e^-c), c = (u1^2 - u2^2)/2 = width (u1 + u2)/2
-            log_phi2 = -0.5 * u2 * u2 - _LOG_SQRT_2PI - _log_gauss_mass(u2, u1, width)
+            log_phi2 = -0.5 * u2 * u2 - LOG_SQRT_2PI - log_gauss_mass_scalar(u2, u1, width)
             excess = math.exp(log_phi2) * -math.expm1(-0.5 * width * (u1 + u2)) - u2
         max_loss = self._max_loss()
         slope = max_loss - (self.sensitivity / self.sigma) * excess
@@ -301,7 +301,7 @@ class TruncatedGaussianMechanism(_SymmetricMechanism):
 
     def _omega(self) -> float:
         s, r, sigma = self.sensitivity, self.bound, self.sigma
-        log_mass = _log_gauss_mass(-r / sigma, (s - r) / sigma, s / sigma)
+        log_mass = log_gauss_mass_scalar(-r / sigma, (s - r) / sigma, s / sigma)
         return math.exp(log_mass - self._log_z())
 
     def _max_loss(self) -> float:
@@ -337,7 +337,7 @@ class TruncatedLaplaceMechanism(_SymmetricMechanism):
 
     def _log_norm(self) -> float:
         """``ln(2bZ)``."""
-        return math.log(2.0 * self.scale) + _log1mexp(-self.bound / self.scale)
+        return math.log(2.0 * self.scale) + log1mexp_scalar(-self.bound / self.scale)
 
     def _pieces(self, lam: float) -> list[tuple[float, float, float, float, float, float]]:
         """``(alpha, beta, lo, hi, dalpha/dlambda, L(midpoint))`` of the non-empty pieces.
@@ -360,19 +360,19 @@ class TruncatedLaplaceMechanism(_SymmetricMechanism):
         return pieces
 
     def _gamma(self, lam: float) -> float:
-        logs = [_log_exp_integral(a, be, lo, hi) for a, be, lo, hi, _, _ in self._pieces(lam)]
-        return _logsumexp(logs) - self._log_norm()
+        logs = [log_exp_integral(a, be, lo, hi) for a, be, lo, hi, _, _ in self._pieces(lam)]
+        return logsumexp_scalar(logs) - self._log_norm()
 
     def _slope(self, lam: float) -> float:
         pieces = self._pieces(lam)
-        logs = [_log_exp_integral(a, be, lo, hi) for a, be, lo, hi, _, _ in pieces]
+        logs = [log_exp_integral(a, be, lo, hi) for a, be, lo, hi, _, _ in pieces]
         top = max(logs)
         shares = [math.exp(v - top) for v in logs]  # normalised below, not via ln(sum)
         slope = 0.0
         for share, (alpha, _, lo, hi, d_alpha, mid_loss) in zip(shares, pieces, strict=True):
             # alpha' E[x] + beta' = L(mid) + alpha' (E[x] - mid)
             width = hi - lo
-            slope += share * (mid_loss + d_alpha * width * _exp_mean_offset(alpha * width))
+            slope += share * (mid_loss + d_alpha * width * exp_mean_offset(alpha * width))
         max_loss = self._max_loss()
         return min(max(slope / math.fsum(shares), -max_loss), max_loss)
 
@@ -381,8 +381,8 @@ class TruncatedLaplaceMechanism(_SymmetricMechanism):
         logs = []
         for alpha, lo, hi in ((1.0 / b, -r, min(0.0, s - r)), (-1.0 / b, 0.0, s - r)):
             if hi > lo:
-                logs.append(_log_exp_integral(alpha, 0.0, lo, hi))
-        return math.exp(_logsumexp(logs) - self._log_norm())
+                logs.append(log_exp_integral(alpha, 0.0, lo, hi))
+        return math.exp(logsumexp_scalar(logs) - self._log_norm())
 
     def _max_loss(self) -> float:
         return min(self.sensitivity, 2.0 * self.bound - self.sensitivity) / self.scale

@@ -57,9 +57,9 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from accountant._directed import MassLogs, down, up
-from accountant._special_functions import _LOG_SQRT_2PI, _log_gauss_mass
 from accountant._subsampled_loss import loss_f, tilted_integral
 from accountant.errors import InvalidInputError
+from accountant.gauss_numerics import LOG_SQRT_2PI, log_gauss_mass_scalar
 from accountant.noise import truncated_gaussian
 from accountant.pairs import WorstCasePair
 from accountant.validation import (
@@ -181,8 +181,8 @@ class SubsampledTruncatedGaussian:
             log_norm = 0.0
             log_atom = float(np.logaddexp(log_ndtr(mu - k), log_ndtr(-k)))
         else:
-            log_norm = _log_gauss_mass(-k, k, 2.0 * k)
-            log_atom = _log_gauss_mass(-k, mu - k, mu) - log_norm
+            log_norm = log_gauss_mass_scalar(-k, k, 2.0 * k)
+            log_atom = log_gauss_mass_scalar(-k, mu - k, mu) - log_norm
         atom_error = 4.0 * (256.0 * _U + 16.0 * _U * (k + mu) ** 2) + LOG_NORMALISER_ERROR
         return Geometry(mu, k, q, ell_star, log_norm, log_atom, atom_loss, atom_error)
 
@@ -226,7 +226,7 @@ class SubsampledTruncatedGaussian:
         lo, hi = g.support
         c = -lam if direction == "A/B" else 1.0 + lam
         integral = tilted_integral(c, g.mu, g.q, lo, hi)
-        log_cont = integral.log_value - _LOG_SQRT_2PI - g.log_norm
+        log_cont = integral.log_value - LOG_SQRT_2PI - g.log_norm
         cont_loss = -integral.mean_f if direction == "A/B" else integral.mean_f
         log_atom, atom_loss = -math.inf, 0.0
         if g.q < 1.0 and g.log_atom > -math.inf:

@@ -18,7 +18,7 @@ Errors, per bucket (absolute, all sources):
 * *displacement model* (:func:`clipped_masses`): each end off by ``d`` moves the mass by
   at most ``d`` times the largest density within ``d`` of that end;
 * the routines: the series of :func:`narrow_masses` (truncation bound below, ``u``-level
-  rounding, ``exp`` of ``-m^2/2``) or :func:`~accountant.buckets._analytic_math.log_gauss_mass`
+  rounding, ``exp`` of ``-m^2/2``) or :func:`~accountant.gauss_numerics.log_gauss_mass`
   (``BASE_ERROR + 16 u z^2``, its tests).
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from accountant._subsampled_loss import inverse_loss
-from accountant.buckets._analytic_math import LOG_SQRT_2PI, log_gauss_mass
+from accountant.gauss_numerics import LOG_SQRT_2PI, log_gauss_mass
 
 __all__ = [
     "clipped_masses",

@@ -52,14 +52,20 @@ import attrs
 import numpy as np
 from scipy.special import log_ndtr
 
-from accountant._special_functions import _log1mexp, _log_gauss_mass, _logsumexp
-from accountant.buckets._analytic_math import gl_moments, log1mexp, log_gauss_mass
 from accountant.buckets.analytic_lattice import gaussian_law, lattice_release
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
 from accountant.buckets.dpsgd import SubsampledGaussianRelease, release_of
 from accountant.buckets.laplace_lattice import laplace_parts
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
+from accountant.gauss_numerics import (
+    gl_moments,
+    log1mexp,
+    log1mexp_scalar,
+    log_gauss_mass,
+    log_gauss_mass_scalar,
+    logsumexp_scalar,
+)
 from accountant.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
@@ -104,7 +110,7 @@ def analytic_release(mechanism: Any) -> _AnalyticRelease | SubsampledGaussianRel
 def _log_sum(values: list[float]) -> float:
     """``ln sum e^v`` of log-masses, ``-inf`` when every mass is 0."""
     finite = [v for v in values if v > -math.inf]
-    return _logsumexp(finite) if finite else -math.inf
+    return logsumexp_scalar(finite) if finite else -math.inf
 
 
 def _bisect(holds, lo: float, hi: float) -> tuple[float, float]:
@@ -329,7 +335,7 @@ class _GaussianRelease(_AnalyticRelease):
             r = Fraction(bound)
             self._support = {"A": (-r / sigma, (r - s) / sigma), "B": ((s - r) / sigma, r / sigma)}
             rho = bound / mechanism.sigma
-            self._log_z = _log_gauss_mass(-rho, rho, 2.0 * rho)
+            self._log_z = log_gauss_mass_scalar(-rho, rho, 2.0 * rho)
         top = mechanism.max_finite_loss("A/B")
         centre, mu = 0.5 * self._mu**2, self._mu
         self._bracket = (max(-top, centre - 40.0 * mu), min(top, centre + 40.0 * mu))
@@ -388,12 +394,12 @@ class _LaplaceRelease(_AnalyticRelease):
         self._bracket = (-float(top), float(top))
         self._log_2z = math.log(2.0)
         if math.isfinite(bound):
-            self._log_2z += _log1mexp(-bound / mechanism.scale)
+            self._log_2z += log1mexp_scalar(-bound / mechanism.scale)
         self._points = []
         if mechanism.sensitivity < bound:  # x <= 0 (loss t) and x >= s (loss -t)
             log_side = -self._log_2z
             if math.isfinite(bound):
-                log_side += _log1mexp(-(bound - mechanism.sensitivity) / mechanism.scale)
+                log_side += log1mexp_scalar(-(bound - mechanism.sensitivity) / mechanism.scale)
             t = self._t
             self._points = [(s / b, log_side, log_side - t), (-s / b, log_side - t, log_side)]
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from accountant.buckets._analytic_math import log_gauss_mass
 from accountant.buckets.analytic import BASE_ERROR, analytic_release
 from accountant.errors import InvalidInputError
+from accountant.gauss_numerics import log_gauss_mass
 from accountant.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
