@@ -116,7 +116,11 @@ class PrivacyBuckets:
     max_buckets: int = attrs.field(default=1 << 23, validator=_check_budget)
     tail_mass: float = attrs.field(default=1e-24, validator=_check_tail_mass)
     components: tuple[Component, ...] = attrs.field(default=(), repr=False)
-    _memo: EngineMemo = attrs.field(factory=EngineMemo, init=False, repr=False)
+    _memo: EngineMemo = attrs.field(
+        default=attrs.Factory(lambda self: self._new_memo(), takes_self=True),
+        init=False,
+        repr=False,
+    )
 
     def compose(self, mechanism: Any, times: int = 1) -> PrivacyBuckets:
         """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
@@ -209,13 +213,15 @@ class PrivacyBuckets:
 
         return masses
 
+    def _new_memo(self) -> EngineMemo:
+        """An empty memo whose release store (:mod:`~accountant.buckets.release_store`)
+        holds :data:`STORE_ARRAYS` arrays of ``max_buckets`` entries at most, one
+        ``(direction, width)`` group per thread composing (made here, once: never raced
+        for by two threads)."""
+        return EngineMemo(store=ReleaseStore(STORE_ARRAYS * self.max_buckets * 8, WORKERS))
+
     def _store(self) -> ReleaseStore:
-        """Releases kept between the passes (:mod:`~accountant.buckets.release_store`):
-        :data:`STORE_ARRAYS` arrays of ``max_buckets`` entries at most, one
-        ``(direction, width)`` group per thread composing."""
-        if self._memo.store is None:
-            budget = STORE_ARRAYS * self.max_buckets * 8
-            self._memo.store = ReleaseStore(budget, groups=WORKERS)
+        """Releases kept between the passes (:meth:`_new_memo`)."""
         return self._memo.store
 
     def _plan(self, direction: str, width: float) -> RoundedPlan | None:

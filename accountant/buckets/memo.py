@@ -31,4 +31,4 @@ class EngineMemo:
     starts: dict[str, Any] = attrs.field(factory=dict)
     plans: dict[tuple[str, float], Any] = attrs.field(factory=dict)
     composed: dict[tuple[str, float, float], Any] = attrs.field(factory=dict)
-    store: ReleaseStore | None = None
+    store: ReleaseStore = attrs.field(factory=lambda: ReleaseStore(0))
