@@ -10,18 +10,8 @@ Data flows one way: noise -> pair -> privacy-loss distribution -> bounds.
 True
 """
 
-from accountant import mechanisms, noise, optimal
-from accountant.buckets import Bounds, EpsilonBounds, PrivacyBuckets
-from accountant.buckets.smooth import SmoothDelta, smooth_bucket_delta
-from accountant.calibration import calibrate_noise_multiplier
-from accountant.calibration_results import CalibrationPoint, NoiseCalibration
-from accountant.certification import (
-    Certificate,
-    GaussianBaseline,
-    best_truncated_gaussian,
-    certify,
-    kl_divergence,
-)
+from accountant import mechanisms, noise
+from accountant.buckets import PrivacyBuckets
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -29,26 +19,38 @@ from accountant.errors import (
     InvalidInputError,
     ShiftInvarianceWarning,
 )
-from accountant.log_moments import LogMomentSource, PairLogMoments
-from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
-from accountant.moments import ExtendedMA
-from accountant.moments_results import (
+from accountant.learning import optimal
+from accountant.learning.calibration import calibrate_noise_multiplier
+from accountant.learning.calibration_results import CalibrationPoint, NoiseCalibration
+from accountant.learning.certification import (
+    Certificate,
+    GaussianBaseline,
+    best_truncated_gaussian,
+    certify,
+    kl_divergence,
+)
+from accountant.learning.smooth_loss import SmoothDelta, smooth_bucket_delta
+from accountant.learning.training_losses import NoiseBound, noise_bound
+from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
+from accountant.moments.extended_ma import ExtendedMA
+from accountant.moments.log_moments import LogMomentSource, PairLogMoments
+from accountant.moments.results import (
     DirectionalBound,
     MomentsDelta,
     MomentsGradient,
     PairGradient,
 )
 from accountant.noise import NoiseDistribution
-from accountant.noise_bounds import NoiseBound, noise_bound
-from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
-from accountant.pairs import WorstCasePair, additive_shift_pairs
-from accountant.pld import (
+from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.pairs.pld import (
     PrivacyLossDistribution,
     exact_delta,
     exact_delta_pdp,
     exact_epsilon,
     privacy_loss_distribution,
 )
+from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
+from accountant.results import Bounds, EpsilonBounds
 
 __version__ = "0.1.0"
 

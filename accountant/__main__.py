@@ -2,6 +2,6 @@
 
 import sys
 
-from accountant.cli import main
+from accountant.report.cli import main
 
 sys.exit(main())

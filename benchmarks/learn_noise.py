@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from accountant.certification import kl_divergence  # noqa: E402
 from accountant.errors import CertificationWarning  # noqa: E402
-from accountant.optimal import optimal_noise  # noqa: E402
-from accountant.plotting import plot_noises  # noqa: E402
+from accountant.learning.certification import kl_divergence  # noqa: E402
+from accountant.learning.optimal import optimal_noise  # noqa: E402
+from accountant.report.plotting import plot_noises  # noqa: E402
 from optimizers.learner import learn  # noqa: E402
 from optimizers.problem import LearningProblem, Schedule  # noqa: E402
 from optimizers.results import LearningWarning  # noqa: E402

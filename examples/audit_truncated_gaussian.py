@@ -33,7 +33,7 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.plotting import _pyplot
+from accountant.report.plotting import _pyplot
 
 EPSILON = 0.3
 TABLE_EPSILONS = (0.1, 0.3, 0.5, 1.0)

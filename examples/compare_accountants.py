@@ -29,7 +29,7 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.plotting import _pyplot
+from accountant.report.plotting import _pyplot
 
 TABLE_EPSILONS = np.array([0.1, 0.3, 0.5, 1.0])
 #: Loss discretisation of dp_accounting's PLD (its default is 1e-4).

@@ -43,7 +43,7 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.plotting import _pyplot
+from accountant.report.plotting import _pyplot
 
 Q = 0.01
 CLIP = 1.0

@@ -9,7 +9,7 @@ returns the noise with its *certified* PrivacyBuckets delta (never the training 
 and the baseline: the truncated Gaussian with the smallest utility loss whose certified
 delta is no larger; it says whether the target was met and which noise it returns (the
 Gaussian, when the learned noise does not beat it). The script prints both and plots
-their pmfs (``accountant.plotting.plot_noises``).
+their pmfs (``accountant.report.plotting.plot_noises``).
 
 Run from the repository root::
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from _support import output_directory, reported_warnings
 
-from accountant.plotting import plot_noises
+from accountant.report.plotting import plot_noises
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,7 @@ Noises compared:
 
 * the truncated staircase (``noise.staircase``), whose exact delta at eps = 0.3 sets the
   privacy level of the comparison;
-* the linear-programming optimum at that delta (``accountant.optimal.optimal_noise``,
+* the linear-programming optimum at that delta (``accountant.learning.optimal.optimal_noise``,
   symmetric and monotone): the best any noise on this grid can do;
 * a truncated Laplace with scale 1 / eps;
 * a noise learned by the torch plugin for the staircase's delta (30000 epochs, about
@@ -38,8 +38,8 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import NoiseDistribution, additive_shift_pairs, exact_delta, noise
-from accountant.optimal import optimal_noise
-from accountant.plotting import _pyplot
+from accountant.learning.optimal import optimal_noise
+from accountant.report.plotting import _pyplot
 
 EPSILON = 0.3
 BOUND = 5.0

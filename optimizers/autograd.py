@@ -1,13 +1,13 @@
 """torch.autograd wrappers over the accountant's training losses and their gradients.
 
-No privacy mathematics here: :func:`accountant.noise_bounds.noise_bound` gives the
+No privacy mathematics here: :func:`accountant.learning.training_losses.noise_bound` gives the
 value of each bound and its exact gradient with respect to the noise pmf (the chain
 rule through the additive or DP-SGD pair included); this module only moves arrays
 between torch and numpy.
 
 * :func:`extended_ma_delta`: the Extended Moments Accountant delta (paper's ``l^MA``);
 * :func:`buckets_delta`: the smooth PrivacyBuckets ADP or PDP delta (``l^ADP``,
-  ``l^PDP``; soft bucket assignment, see :mod:`accountant.buckets.smooth`).
+  ``l^PDP``; soft bucket assignment, see :mod:`accountant.learning.smooth_loss`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import numpy as np
 import torch
 
 from accountant.errors import InvalidInputError
-from accountant.noise_bounds import noise_bound
-from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.learning.training_losses import noise_bound
+from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 
 __all__ = ["NoiseBoundFunction", "buckets_delta", "extended_ma_delta", "noise_bound_tensor"]
 
 
 class NoiseBoundFunction(torch.autograd.Function):
     """``bound(p)`` as a torch function of the noise pmf tensor ``p``; ``options`` are the
-    keyword arguments of :func:`accountant.noise_bounds.noise_bound`."""
+    keyword arguments of :func:`accountant.learning.training_losses.noise_bound`."""
 
     @staticmethod
     def forward(ctx, pmf, step, mapping, options):

@@ -20,8 +20,8 @@ import warnings
 import attrs
 
 from accountant.errors import CertificationWarning, InvalidInputError
-from accountant.optimal import optimal_noise
-from accountant.terminal import check_output_path, note_line, progress_enabled
+from accountant.learning.optimal import optimal_noise
+from accountant.report.terminal import check_output_path, note_line, progress_enabled
 from optimizers.learner import learn
 from optimizers.problem import MODELS, UTILITIES, WARM_STARTS, LearningProblem, Schedule
 from optimizers.results import LearnedNoise, LearningWarning
@@ -308,7 +308,7 @@ def _print_table(result: LearnedNoise, summary: dict) -> None:
 
 
 def _plot(result: LearnedNoise, optimum, path: str) -> None:
-    from accountant.plotting import plot_noises
+    from accountant.report.plotting import plot_noises
 
     noises = {f"learned (delta {result.learned.delta_upper:.3g})": result.learned.noise}
     if result.baseline is not None:

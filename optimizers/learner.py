@@ -13,7 +13,7 @@ loss ``U(p)``, and takes one Adam step on
 The learning rate decays exponentially. The run keeps the best noise so far (lowest
 objective under the current weights), writes checkpoints atomically, resumes from them
 with identical results, and stops cleanly on Ctrl-C or SIGTERM, keeping what it learned.
-The result is certified by :func:`accountant.certification.certify` (PrivacyBuckets upper
+The result is certified by :func:`accountant.learning.certification.certify` (PrivacyBuckets upper
 bound; never the training loss) and compared with the best truncated Gaussian of the
 same range and grid at the same certified delta. When the learned noise does not beat
 it, the Gaussian is returned; a missed target or a returned Gaussian is said in the
@@ -44,7 +44,7 @@ from accountant.errors import (
     InvalidInputError,
 )
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
-from accountant.terminal import progress_enabled
+from accountant.report.terminal import progress_enabled
 from accountant.validation import check_positive_real
 from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint

@@ -12,10 +12,10 @@ from typing import Any
 
 import attrs
 
-from accountant.certification import GaussianBaseline, best_truncated_gaussian
 from accountant.errors import InvalidInputError
-from accountant.noise_bounds import BOUNDS
-from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.learning.certification import GaussianBaseline, best_truncated_gaussian
+from accountant.learning.training_losses import BOUNDS
+from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 from accountant.validation import (
     check_epsilons,
     check_finite_real,
@@ -86,7 +86,7 @@ class LearningProblem:
     :class:`Schedule`'s ``target_margin``); the result then says whether its certified
     delta met the target. Without it, minimise the paper's ``bound + w_t * utility``.
     ``bucket_width``: loss width of the smooth bucket bounds (default about 0.005, see
-    :func:`accountant.buckets.smooth.default_smooth_width`); finer widths follow the
+    :func:`accountant.learning.smooth_loss.default_smooth_width`); finer widths follow the
     composition of many releases more closely.
     """
 
@@ -144,7 +144,7 @@ class LearningProblem:
     def best_gaussian(self, target_delta: float, accuracy: float = 1e-3) -> GaussianBaseline:
         """The truncated Gaussian of this range and grid with the smallest utility loss whose
         certified delta is at most ``target_delta``
-        (:func:`accountant.certification.best_truncated_gaussian`); raises
+        (:func:`accountant.learning.certification.best_truncated_gaussian`); raises
         :class:`~accountant.errors.InfeasibleTargetError` when none is."""
         return best_truncated_gaussian(
             bound=self.bound,

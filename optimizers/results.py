@@ -12,8 +12,8 @@ from typing import Any, cast
 import attrs
 import numpy as np
 
-from accountant.certification import Certificate, GaussianBaseline
 from accountant.errors import InvalidInputError
+from accountant.learning.certification import Certificate, GaussianBaseline
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from optimizers.problem import LearningProblem, Schedule
 

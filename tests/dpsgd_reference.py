@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import mpmath as mp
 
-from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
+from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 
 DIGITS = 40
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from accountant import noise
-from accountant.audit import audit_additive
-from accountant.audit_results import SCHEMA_VERSION
-from accountant.cli import main
+from accountant.report.audit import audit_additive
+from accountant.report.audit_results import SCHEMA_VERSION
+from accountant.report.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ["--sigma", "2", "--bound", "6", "--step", "0.5", "-n", "4"]

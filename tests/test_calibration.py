@@ -13,7 +13,7 @@ import attrs
 import pytest
 from scipy.stats import norm
 
-import accountant._calibration_search as search_module
+import accountant.learning.calibration_search as search_module
 from accountant import (
     CertificationWarning,
     InfeasibleTargetError,

@@ -1,4 +1,4 @@
-"""The search steps of the calibration (accountant._calibration_steps): the Gaussian-DP
+"""The search steps of the calibration (accountant.learning.calibration_steps): the Gaussian-DP
 start against the closed forms it rests on, and the root estimates (secant, regula falsi
 with the Illinois rule) on functions whose roots are known."""
 
@@ -9,7 +9,12 @@ import math
 import pytest
 from scipy.stats import norm
 
-from accountant._calibration_steps import MAX_LOG_STEP, estimate_root, gdp_log_delta, gdp_start
+from accountant.learning.calibration_steps import (
+    MAX_LOG_STEP,
+    estimate_root,
+    gdp_log_delta,
+    gdp_start,
+)
 
 
 @pytest.mark.parametrize(("epsilon", "mu"), [(1.0, 1.0), (0.5, 0.3), (3.0, 2.0)])

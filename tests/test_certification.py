@@ -16,14 +16,14 @@ from accountant import (
     PrivacyBuckets,
     noise,
 )
-from accountant.certification import (
+from accountant.learning.certification import (
     Certificate,
     GaussianBaseline,
     best_truncated_gaussian,
     certify,
     kl_divergence,
 )
-from accountant.pair_maps import pair_map
+from accountant.pairs.pair_maps import pair_map
 
 BOUND, STEP = 5.0, 0.25
 ADDITIVE = pair_map(STEP, 1.0)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from accountant import ExtendedMA, WorstCasePair, exact_delta, noise
-from accountant.cli import main
+from accountant.report.cli import main
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -15,11 +15,11 @@ from importlib import resources
 import jsonschema
 import pytest
 
-import accountant._calibration_search as search_module
 import accountant.buckets.progress as progress_module
+import accountant.learning.calibration_search as search_module
 from accountant import calibrate_noise_multiplier
-from accountant.calibration_results import CALIBRATION_SCHEMA_VERSION
-from accountant.cli import main
+from accountant.learning.calibration_results import CALIBRATION_SCHEMA_VERSION
+from accountant.report.cli import main
 from tests.test_calibration import SMALL, _WideBuckets
 
 ARGS = ["--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.05", "--steps", "100"]

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from accountant import ExtendedMA, WorstCasePair, noise
-from accountant.cli import build_parser, main
-from accountant.cli_audit import DEFAULTS, FAMILY_OPTIONS
+from accountant.report.cli import build_parser, main
+from accountant.report.cli_audit import DEFAULTS, FAMILY_OPTIONS
 
 SMALL = ["-n", "2"]
 PMF = np.array([0.1, 0.2, 0.4, 0.2, 0.1])

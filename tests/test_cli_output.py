@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import accountant.audit
+import accountant.report.audit
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.cli import main
 from accountant.errors import InfeasibleTargetError
-from accountant.pld import privacy_loss_distribution
+from accountant.pairs.pld import privacy_loss_distribution
+from accountant.report.cli import main
 
 SMALL = ["--sigma", "2", "--bound", "4", "--step", "0.5", "-n", "2"]
 
@@ -43,8 +43,8 @@ def no_audit(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the audit ran before the output path was checked")
 
-    monkeypatch.setattr(accountant.audit, "audit_additive", refuse)
-    monkeypatch.setattr(accountant.audit, "audit_pairs", refuse)
+    monkeypatch.setattr(accountant.report.audit, "audit_additive", refuse)
+    monkeypatch.setattr(accountant.report.audit, "audit_pairs", refuse)
 
 
 @pytest.mark.parametrize(

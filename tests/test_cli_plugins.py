@@ -13,8 +13,8 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from accountant import cli
-from accountant.cli import ENTRY_POINT_GROUP, main
+from accountant.report import cli
+from accountant.report.cli import ENTRY_POINT_GROUP, main
 
 HEAVY = ("torch", "optimizers", "matplotlib")
 SMALL_AUDIT = ["audit", "--sigma", "2", "--bound", "4", "--step", "0.5", "-n", "2"]
@@ -24,7 +24,7 @@ def _modules_after(argv: list[str], prelude: str = "") -> tuple[subprocess.Compl
     code = (
         "import json, sys\n"
         + prelude
-        + "from accountant.cli import main\n"
+        + "from accountant.report.cli import main\n"
         + "try:\n"
         + f"    status = main({argv!r})\n"
         + "except SystemExit as stop:\n"

@@ -1,4 +1,4 @@
-"""Direct tests of the moment-order search (``accountant._lambda_search.increasing_root``):
+"""Direct tests of the moment-order search (``accountant.moments.lambda_search.increasing_root``):
 roots of increasing functions of lambda across the whole range, exact hits, and the two
 ends (0 below ``LAMBDA_MIN``, inf beyond ``LAMBDA_MAX``)."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant._lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
+from accountant.moments.lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 
 
 @settings(deadline=None)  # (the first call imports scipy.optimize)

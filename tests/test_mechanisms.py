@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from accountant.log_moments import LogMomentSource, PairLogMoments
 from accountant.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     TruncatedGaussianMechanism,
     TruncatedLaplaceMechanism,
 )
-from accountant.pairs import WorstCasePair
+from accountant.moments.log_moments import LogMomentSource, PairLogMoments
+from accountant.pairs.worst_case import WorstCasePair
 
 DIRECTIONS = ("A/B", "B/A")
 
@@ -383,7 +383,7 @@ def test_masses_near_zero_and_near_one_keep_their_relative_accuracy():
 def test_numerical_kernels_against_high_precision():
     import mpmath as mp
 
-    from accountant.gauss_numerics import exp_mean_offset, mills_complement
+    from accountant.numerics.gaussian import exp_mean_offset, mills_complement
 
     with mp.workdps(60):
         for z in (-30.0, -2.0, -0.49, -0.2, -0.03, 1e-7, 0.06, 0.3, 0.499, 0.7, 5.0):

@@ -13,7 +13,10 @@ import pytest
 from accountant import ExtendedMA, PrivacyBuckets, exact_delta, mechanisms
 from accountant.errors import InvalidInputError
 from accountant.mechanisms import GaussianMechanism, TruncatedGaussianMechanism
-from accountant.mechanisms_dpsgd import DISTINGUISHING_RELATIVE_ERROR, SubsampledTruncatedGaussian
+from accountant.mechanisms.subsampled_gaussian import (
+    DISTINGUISHING_RELATIVE_ERROR,
+    SubsampledTruncatedGaussian,
+)
 from tests import dpsgd_reference as ref
 
 S = SubsampledTruncatedGaussian

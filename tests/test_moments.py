@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from accountant import ExtendedMA, WorstCasePair, noise
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.mechanisms import GaussianMechanism
-from accountant.moments import log_conversion_factor
+from accountant.moments.extended_ma import log_conversion_factor
 from tests import brute_force
 from tests.strategies import worst_case_pairs as pair_strategy
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from accountant import ExtendedMA, WorstCasePair
 from accountant.mechanisms import GaussianMechanism, TruncatedGaussianMechanism
-from accountant.pld import privacy_loss_distribution
+from accountant.pairs.pld import privacy_loss_distribution
 
 mpmath.mp.prec = 160
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from accountant import ExtendedMA, WorstCasePair, noise
-from accountant.buckets.smooth import smooth_bucket_delta
 from accountant.errors import InvalidInputError
-from accountant.noise_bounds import noise_bound
-from accountant.pair_maps import pair_map
+from accountant.learning.smooth_loss import smooth_bucket_delta
+from accountant.learning.training_losses import noise_bound
+from accountant.pairs.pair_maps import pair_map
 
 
 def _asymmetric_pmf() -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from accountant import InfeasibleTargetError, InvalidInputError, WorstCasePair, exact_delta, noise
-from accountant.optimal import optimal_noise
+from accountant.learning.optimal import optimal_noise
 
 
 def test_reproduces_the_truncated_staircase_at_its_own_delta():
@@ -66,7 +66,7 @@ def test_bad_inputs(kwargs, match):
 def test_a_solution_above_the_target_delta_warns(monkeypatch):
     # The solver's feasibility tolerance can leave the exact delta a hair above the
     # target; the result must say so rather than pass as optimal at that delta.
-    import accountant.optimal as optimal_module
+    import accountant.learning.optimal as optimal_module
     from accountant.errors import CertificationWarning
 
     monkeypatch.setattr(optimal_module, "exact_delta", lambda pair, eps: 0.2)
@@ -79,7 +79,7 @@ def test_a_solution_at_the_target_does_not_warn():
     import warnings
 
     from accountant.errors import CertificationWarning
-    from accountant.optimal import optimal_noise
+    from accountant.learning.optimal import optimal_noise
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", CertificationWarning)

@@ -20,7 +20,8 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_accountant_imports_without_torch():
     result = _python(
-        BLOCK_TORCH + "from accountant import ExtendedMA; import accountant.cli, accountant.audit; "
+        BLOCK_TORCH + "from accountant import ExtendedMA; "
+        "import accountant.report.cli, accountant.report.audit; "
         "print(ExtendedMA.__name__)"
     )
     assert result.returncode == 0, result.stderr

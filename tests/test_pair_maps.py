@@ -8,7 +8,7 @@ import pytest
 
 from accountant import WorstCasePair, noise
 from accountant.errors import InvalidInputError
-from accountant.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 
 
 def _noise():

@@ -1,4 +1,4 @@
-"""Direct tests of ``accountant.plotting``: the files are PNGs, and what is drawn is the
+"""Direct tests of ``accountant.report.plotting``: the files are PNGs, and what is drawn is the
 accountants' numbers (every plotted upper bound at or above the certified lower band,
 the distinguishing mass below every curve, the title naming n and the marks)."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from accountant import WorstCasePair, noise
-from accountant.plotting import plot_delta_curves, plot_noises
+from accountant.report.plotting import plot_delta_curves, plot_noises
 
 
 @pytest.fixture

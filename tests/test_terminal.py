@@ -1,4 +1,4 @@
-"""The shared command-line conventions of accountant.terminal."""
+"""The shared command-line conventions of accountant.report.terminal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from accountant.errors import InvalidInputError
-from accountant.terminal import (
+from accountant.report.terminal import (
     ERROR_PREFIX,
     check_output_path,
     error_line,

@@ -1,6 +1,6 @@
 """PrivacyBuckets: certified lower and upper delta(eps) under composition (SPEC section 2)."""
 
 from accountant.buckets.engine import PrivacyBuckets
-from accountant.buckets.results import Bounds, EpsilonBounds
+from accountant.results import Bounds, EpsilonBounds
 
 __all__ = ["Bounds", "EpsilonBounds", "PrivacyBuckets"]

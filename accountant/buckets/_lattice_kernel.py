@@ -1,7 +1,7 @@
-"""numba kernel of :mod:`accountant.buckets._lattice_quadrature`: the panels, nodes and
+"""numba kernel of :mod:`accountant.buckets.lattice_quadrature`: the panels, nodes and
 quadrature error bounds of the split masses of many lattice intervals, in one pass.
 
-The formulas and their error bounds are stated in :mod:`accountant.buckets._lattice_quadrature`
+The formulas and their error bounds are stated in :mod:`accountant.buckets.lattice_quadrature`
 (which also holds the numpy oracle the tests compare with). ``cache=True``, no ``fastmath``.
 """
 

@@ -5,7 +5,7 @@ this module does the same for a continuous loss law given by normal densities (t
 mechanism, plain or truncated, and the Poisson-subsampled Gaussian of DP-SGD), plus atoms:
 each outcome with loss ``L`` in ``[g_J, g_{J+1})`` (``g_J = anchor + J w``) gives
 ``(g_{J+1} - L)/w`` of its A-mass to ``g_J`` and ``(L - g_J)/w`` to ``g_{J+1}``; the masses
-are integrals over ``l`` (:mod:`accountant.buckets._lattice_quadrature`).
+are integrals over ``l`` (:mod:`accountant.buckets.lattice_quadrature`).
 
 The interval ends are ``x_J``, floats near ``l`` with ``L(l) = g_J``, clipped to the
 support. The split actually computed is the exact mean-preserving split of each interval
@@ -15,7 +15,7 @@ support. The split actually computed is the exact mean-preserving split of each 
 the rounding step ``Z`` then takes one of two values ``w`` apart (Hoeffding variance
 ``w^2``) and has mean ``(1 - t)(g_J - P_J) + t (g_{J+1} - Q_J)``: the drift is the largest
 ``|P_J - g_J|``, ``|Q_J - g_{J+1}|``, measured from the floats (``L(x_J)`` within
-:meth:`~accountant.buckets._lattice_quadrature.SmoothLaw.loss_error`, ``g_J`` within
+:meth:`~accountant.buckets.lattice_quadrature.SmoothLaw.loss_error`, ``g_J`` within
 ``2u (|J w| + |g_J|)``) after the fact, so the inverse map ``L -> l`` need not be accurate.
 An atom at ``L`` is split by ``t`` from exact rationals; its drift is the rounding of ``L``.
 The float ends of a bounded support may lie ``support_error`` from the true ones: the
@@ -23,7 +23,8 @@ intervals stop that far inside, and the slivers left out count as lost.
 
 Masses carry the quadrature's per-interval bounds; they are split into one relative error
 and an absolute rest as the bucketed releases do
-(:func:`~accountant.buckets._dpsgd_masses.split_errors`). The A-mass outside the interval
+(:func:`~accountant.mechanisms.subsampled_gaussian_masses.split_errors`). The A-mass outside
+the interval
 ends (tails the statistics cut, or an atom beyond the lattice) is lost: its normal tails,
 with the ends moved outwards by their rounding, and :data:`LOST_SLACK` on top.
 """
@@ -37,29 +38,28 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant._directed import MassLogs
-from accountant.buckets._dpsgd_masses import log_normal_between, split_errors
-from accountant.buckets._lattice_quadrature import (
+from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
+from accountant.buckets.lattice_quadrature import (
     DEAD_Y,
     TINY,
     SmoothLaw,
     U,
     interval_masses,
 )
-from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
-from accountant.mechanisms_dpsgd import LOG_NORMALISER_ERROR
+from accountant.numerics.directed import MassLogs
+from accountant.numerics.gaussian import log_normal_between
 
 __all__ = [
     "LOST_SLACK",
     "Atom",
     "LawRounding",
     "NormalPart",
-    "gaussian_law",
     "lattice_release",
     "round_law",
-    "subsampled_law",
+    "split_errors",
+    "tail_cutoff",
 ]
 
 #: Relative slack on the lost tail masses (their routines are far more accurate).
@@ -282,47 +282,33 @@ def tail_cutoff(mu: float) -> float:
     return mu * (DEAD_Y + 2.0 + mu)
 
 
-def subsampled_law(mechanism: Any, numerator: tuple[float, float]) -> tuple:
-    """``(part, atoms)`` of a subsampled truncated Gaussian whose numerator weighs
-    the sides (A, shifted) by ``numerator``: support ``[-l*, l*]``
-    (``l* = k/sigma - 1/(2 sigma^2)`` from exact rationals, rounded once), or up to
-    :func:`tail_cutoff` uncut; the atom at ``L_max = -ln(1 - q)`` (``log1p``: 2 ulps) with the
-    A-side weight."""
-    g = mechanism.geometry
-    mu, q = g.mu, g.q
-    bounded = math.isfinite(g.cut)
-    if bounded:
-        sigma = Fraction(mechanism.sigma)
-        star = float(Fraction(g.cut) / sigma - 1 / (2 * sigma * sigma))
-        support = (-star, star)
-        support_error = 1.01 * U * star
-    else:
-        support = (-math.inf, math.inf if q == 1.0 else tail_cutoff(mu))
-        support_error = 0.0
-    norm_error = LOG_NORMALISER_ERROR if g.log_norm != 0.0 else 0.0
-    law = SmoothLaw(mu, q, numerator, g.log_norm, norm_error, support, support_error)
-    atoms = []
-    if q < 1.0 and g.log_atom > -math.inf:
-        mass = numerator[0] * math.exp(g.log_atom)
-        atoms.append(Atom(g.atom_loss, mass, g.atom_error + 2.0 * U, 2.0 * U * g.atom_loss))
-    return NormalPart(law, bounded), atoms
+def split_errors(masses: list[np.ndarray], errors: list[np.ndarray]) -> float:
+    """The shared relative error ``rho`` of a bucketed release; each bucket keeps
+    ``max(0, E - rho (m - E))`` as absolute error. Candidates: twice the 99.9th percentile
+    of the buckets' own ``E / (m - E)`` (among those holding ``1e-12`` of the largest mass)
+    and the ratios of the heavy buckets above it (at most 64 of them); chosen is the one
+    that costs least at a delta of ``1e-6``, ``1e-6 rho + |absolute|_2``; at most ``1e-9``."""
+    ratios = []
+    for mass, error in zip(masses, errors, strict=True):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(mass > error, error / (mass - error), np.where(error > 0, np.inf, 0))
+        ratios.append(ratio)
+    ratio = np.maximum(ratios[0], ratios[1])
+    heavy = (masses[0] >= 1e-12 * float(np.max(masses[0], initial=0.0))) & (masses[0] > 0.0)
+    base = 2.0 * float(np.quantile(ratio[heavy], 0.999)) if heavy.any() else 0.0
+    above = np.flatnonzero(ratio > base)
+    candidates = ratio[above][heavy[above] & np.isfinite(ratio[above])]
+    if candidates.size > 64:
+        candidates = np.quantile(candidates, np.linspace(0.0, 1.0, 64))
+    candidates = np.unique(np.minimum(np.concatenate([[base], candidates]), 1e-9))
 
-
-def gaussian_law(mechanism: Any, bound: float, log_norm: float) -> NormalPart:
-    """The continuous part of the (truncated) Gaussian mechanism: ``q = 1`` (``L = l``),
-    ``mu = s / sigma``, the A side; cut to ``[-r, r]`` the support is ``l`` in
-    ``[mu (-r/sigma) + mu^2/2, mu (r - s)/sigma + mu^2/2]`` (exact rationals, rounded once),
-    ``ln Z`` within ``BASE_ERROR + 16 u (rho + 1)^2``."""
-    mu = mechanism.sensitivity / mechanism.sigma
-    if math.isinf(bound):
-        return NormalPart(
-            SmoothLaw(mu, 1.0, (1.0, 0.0), 0.0, 0.0, (-math.inf, math.inf), 0.0), False
+    def cost(rho: float) -> float:
+        rest = max(
+            float(
+                np.linalg.norm(np.maximum(e[above] - rho * np.maximum(m[above] - e[above], 0), 0))
+            )
+            for m, e in zip(masses, errors, strict=True)
         )
-    s, sigma, r = Fraction(mechanism.sensitivity), Fraction(mechanism.sigma), Fraction(bound)
-    exact_mu = s / sigma
-    ends = [exact_mu * (y / sigma) + exact_mu * exact_mu / 2 for y in (-r, r - s)]
-    support = (float(ends[0]), float(ends[1]))
-    error = 1.01 * U * max(abs(e) for e in support)
-    rho = bound / mechanism.sigma
-    norm_error = 256.0 * U + 16.0 * U * (rho + 1.0) ** 2
-    return NormalPart(SmoothLaw(mu, 1.0, (1.0, 0.0), log_norm, norm_error, support, error), True)
+        return 1e-6 * rho + rest
+
+    return float(min(candidates, key=cost))

@@ -21,12 +21,12 @@ import math
 
 import numpy as np
 
-from accountant._directed import distinguishing_bounds, total_mass_up
 from accountant.buckets._kernels import adp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
 from accountant.buckets.rounding import hoeffding_slack
 from accountant.buckets.second_order import adp_corrections
 from accountant.buckets.suffix_sums import suffix_sums
+from accountant.numerics.directed import distinguishing_bounds, total_mass_up
 
 __all__ = ["adp_interval", "pdp_interval", "uncorrected_interval"]
 

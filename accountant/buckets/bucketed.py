@@ -27,10 +27,10 @@ import weakref
 import attrs
 import numpy as np
 
-from accountant._directed import MassLogs, exp_up
 from accountant.buckets._kernels import bucket_indices, bucket_sums
 from accountant.buckets.tails import TailMoments, chernoff_window
-from accountant.pld import PrivacyLossDistribution
+from accountant.numerics.directed import MassLogs, exp_up
+from accountant.pairs.pld import PrivacyLossDistribution
 
 __all__ = [
     "BucketedPLD",
@@ -89,7 +89,7 @@ class BucketedPLD:
     def distinguishing_mass(self) -> float:
         """``Omega = prod S_i^{n_i} - prod F_i^{n_i}`` (masses as given; ``1 - prod (1 -
         omega_i)^{n_i}`` for pmfs summing to 1), a point estimate; certified bounds come from
-        :func:`accountant._directed.distinguishing_bounds` of :attr:`mass_logs`."""
+        :func:`accountant.numerics.directed.distinguishing_bounds` of :attr:`mass_logs`."""
         return self.mass_logs.distinguishing_mass
 
     @property

@@ -17,9 +17,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant._composition import Component, add_releases, history
-from accountant._directed import MassLogs
-from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.many_deltas import epsilon_for_many
@@ -32,14 +29,17 @@ from accountant.buckets.refinement import (
     stop_reason,
 )
 from accountant.buckets.release_store import ReleaseStore
-from accountant.buckets.results import Bounds, EpsilonBounds
 from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.sources import PLDRelease, ReleaseSource
 from accountant.buckets.walks import delta_walk, epsilon_walk
 from accountant.buckets.widths import StartingWidth, initial_width, refined_width
+from accountant.composition import Component, add_releases, history
 from accountant.errors import InvalidInputError
-from accountant.pairs import WorstCasePair
-from accountant.pld import PrivacyLossDistribution, privacy_loss_distribution
+from accountant.numerics.directed import MassLogs
+from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
+from accountant.pairs.worst_case import WorstCasePair
+from accountant.protocol import AnalyticMechanism
+from accountant.results import Bounds, EpsilonBounds
 from accountant.validation import (
     check_finite_real,
     check_positive_int,
@@ -69,9 +69,8 @@ def _as_release(mechanism: Any) -> ReleaseSource:
         return PLDRelease(privacy_loss_distribution(mechanism, "A/B"), mechanism.description)
     if isinstance(mechanism, PrivacyLossDistribution):
         return PLDRelease(mechanism, "privacy-loss distribution")
-    release = analytic_release(mechanism)
-    if release is not None:
-        return release
+    if isinstance(mechanism, AnalyticMechanism):
+        return mechanism.bucket_release()
     if isinstance(mechanism, list | tuple):
         raise InvalidInputError(
             "PrivacyBuckets composes one pair per release; a sequence of pairs (the worst "
@@ -80,7 +79,8 @@ def _as_release(mechanism: Any) -> ReleaseSource:
         )
     raise InvalidInputError(
         "mechanism must be a WorstCasePair, a PrivacyLossDistribution or an analytic "
-        f"mechanism from accountant.mechanisms, got {type(mechanism).__name__}"
+        "mechanism (accountant.protocol.AnalyticMechanism, e.g. from accountant.mechanisms), "
+        f"got {type(mechanism).__name__}"
     )
 
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from accountant.buckets.results import EpsilonBounds
 from accountant.errors import CertificationWarning, InvalidInputError
+from accountant.results import EpsilonBounds
 from accountant.validation import check_target_delta
 
 __all__ = ["epsilon_for_many"]

@@ -51,10 +51,10 @@ import attrs
 import numpy as np
 import scipy.fft
 
-from accountant._directed import MassLogs, total_mass_up
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_tail_moments
 from accountant.buckets.fft_power import power_spectrum
 from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
+from accountant.numerics.directed import MassLogs, total_mass_up
 
 __all__ = ["TILT_GROWTH", "Masses", "RoundedPlan", "compose_rounded"]
 

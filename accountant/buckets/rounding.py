@@ -43,7 +43,7 @@ from accountant.buckets.bucketed import (
     tail_cut_positions,
 )
 from accountant.buckets.tails import TailMoments
-from accountant.pld import PrivacyLossDistribution
+from accountant.pairs.pld import PrivacyLossDistribution
 
 __all__ = ["SLACK_FRACTION", "hoeffding_slack", "round_to_lattice"]
 

@@ -2,7 +2,7 @@
 placement) and the bucketing itself, per direction.
 
 :class:`PLDRelease` covers pairs and user PLDs; analytic mechanisms provide the same
-interface from CDFs (:mod:`accountant.buckets.analytic`).
+interface from CDFs (:mod:`accountant.buckets.analytic_release`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from accountant.buckets.bucketed import BucketedPLD, bucket_pld
 from accountant.buckets.rounding import round_to_lattice
-from accountant.pld import PrivacyLossDistribution
+from accountant.pairs.pld import PrivacyLossDistribution
 
 __all__ = ["LossStatistics", "PLDRelease", "ReleaseSource", "lattice_spacing"]
 

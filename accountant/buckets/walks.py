@@ -37,8 +37,8 @@ from accountant.buckets.refinement import (
     relative_bracket,
     worth_refining,
 )
-from accountant.buckets.results import Bounds, EpsilonBounds
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
+from accountant.results import Bounds, EpsilonBounds
 from accountant.validation import check_direction, check_epsilons, check_target_delta, directions_of
 
 if TYPE_CHECKING:

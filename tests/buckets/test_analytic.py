@@ -1,4 +1,4 @@
-"""Analytic releases (:mod:`accountant.buckets.analytic`) against independent oracles.
+"""Analytic releases (:mod:`accountant.buckets.analytic_release`) against independent oracles.
 
 Oracles: scipy distributions in the noise coordinate ``x`` (masses of the finite-loss
 outcomes, ``A`` centred at 0 and ``B`` at ``s``), mpmath at 50 digits (bucket masses and
@@ -18,16 +18,17 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from accountant.buckets.analytic import BASE_ERROR, analytic_release
+from accountant.buckets.analytic_release import BASE_ERROR
 from accountant.errors import InvalidInputError
-from accountant.gauss_numerics import log_gauss_mass
 from accountant.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
     TruncatedGaussianMechanism,
     TruncatedLaplaceMechanism,
 )
-from accountant.pld import exact_delta
+from accountant.numerics.gaussian import log_gauss_mass
+from accountant.pairs.pld import exact_delta
+from accountant.protocol import AnalyticMechanism
 
 U = 2.0**-53
 GAUSSIANS = [
@@ -113,7 +114,7 @@ _bucket_frame: dict[int, tuple[float, float]] = {}
 
 
 def _bucket(mechanism, width: float, anchor: float, tail: float, direction: str = "A/B"):
-    pld = analytic_release(mechanism).bucket(direction, width, anchor, tail)
+    pld = mechanism.bucket_release().bucket(direction, width, anchor, tail)
     _bucket_frame[id(pld)] = (anchor, width)
     return pld
 
@@ -121,16 +122,17 @@ def _bucket(mechanism, width: float, anchor: float, tail: float, direction: str 
 # -- the release interface ---------------------------------------------------------------
 
 
-def test_dispatch_covers_the_four_mechanisms_and_nothing_else():
+def test_the_four_mechanisms_are_analytic_mechanisms_and_a_pair_is_not():
     for mechanism in MECHANISMS:
-        release = analytic_release(mechanism)
+        assert isinstance(mechanism, AnalyticMechanism)
+        release = mechanism.bucket_release()
         for method in ("statistics", "bucket", "same_directions"):
             assert callable(getattr(release, method))
         assert release.description == mechanism.description
-    assert analytic_release(object()) is None
-    assert analytic_release(GaussianMechanism(1.0).pair(0.1)) is None
+    assert not isinstance(object(), AnalyticMechanism)
+    assert not isinstance(GaussianMechanism(1.0).pair(0.1), AnalyticMechanism)
     with pytest.raises(InvalidInputError, match="direction"):
-        analytic_release(GaussianMechanism(1.0)).statistics("max", 1e-24)
+        GaussianMechanism(1.0).bucket_release().statistics("max", 1e-24)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=str)
@@ -163,7 +165,7 @@ def test_both_directions_share_one_loss_distribution(mechanism):
     """``same_directions()``: the law of ``-L`` under B equals the law of ``L`` under A, so the
     B-mass of bucket ``1 - J`` (losses in ``(-J w, (1-J) w]``) equals the A-mass of bucket
     ``J`` (anchor 0; no Laplace point mass on an edge for this width)."""
-    release = analytic_release(mechanism)
+    release = mechanism.bucket_release()
     assert release.same_directions()
     width = 0.0123
     pld = _bucket(mechanism, width, 0.0, 1e-24)
@@ -188,7 +190,7 @@ def test_statistics_match_quadrature(mechanism):
     """Mean and variance of L under the normalised finite part of A, by scipy quad in x
     (Laplace point masses added by hand); the range leaves <= tail_mass on each side."""
     tail = 1e-24
-    stats_ = analytic_release(mechanism).statistics("A/B", tail)
+    stats_ = mechanism.bucket_release().statistics("A/B", tail)
     s, r = mechanism.sensitivity, _bound(mechanism)
     lo, hi = max(s - r, -60.0 * s), min(r, 60.0 * s)
     if _is_gaussian(mechanism):

@@ -15,9 +15,10 @@ import pytest
 from accountant import mechanisms
 from accountant.buckets import analytic_lattice
 from accountant.buckets._lattice_kernel import gl_order, gl_tables, split_kernel
-from accountant.buckets._lattice_quadrature import SmoothLaw, two_difference
-from accountant.buckets.analytic import analytic_release
 from accountant.buckets.bucketed import BucketBudgetError
+from accountant.buckets.lattice_quadrature import SmoothLaw, two_difference
+from accountant.mechanisms.gaussian import gaussian_law
+from accountant.mechanisms.subsampled_gaussian_masses import subsampled_law
 from tests.buckets import lattice_reference as ref
 
 U = 2.0**-53
@@ -44,7 +45,7 @@ def _subsampled(m) -> bool:
 def _rounding(name: str, direction: str):
     """``(release, BucketedPLD, LawRounding, first index)`` at ``WIDTH``, ``ANCHOR``."""
     m = MECHANISMS[name]
-    release = analytic_release(m)
+    release = m.bucket_release()
     pld = release.lattice(direction, WIDTH, ANCHOR, TAIL)
     stats = release.statistics(direction, TAIL)
     step = Fraction(WIDTH)
@@ -52,9 +53,9 @@ def _rounding(name: str, direction: str):
     last = max(first + 1, math.ceil((Fraction(stats.high) - Fraction(ANCHOR)) / step))
     flip = direction == "B/A" and _subsampled(m)
     if _subsampled(m):
-        part, _ = analytic_lattice.subsampled_law(m, release._weights(direction)[0])
+        part, _ = subsampled_law(m, release._weights(direction)[0])
     else:
-        part = analytic_lattice.gaussian_law(m, release._bound, release._log_z)
+        part = gaussian_law(m, release._bound, release._log_z)
     k0, k1, anchor = (-last, -first, -ANCHOR) if flip else (first, last, ANCHOR)
     return m, pld, part.round_onto(anchor, k0, k1, WIDTH), flip
 
@@ -218,7 +219,7 @@ def test_split_kernel_matches_its_numpy_oracle(q):
 
 
 def test_lattice_respects_the_bucket_budget():
-    release = analytic_release(MECHANISMS["mnist"])
+    release = MECHANISMS["mnist"].bucket_release()
     with pytest.raises(BucketBudgetError):
         release.lattice("A/B", 1e-6, 0.0, TAIL, max_buckets=1000)
 
@@ -233,12 +234,12 @@ LAPLACE = {
 @pytest.mark.parametrize("name", sorted(LAPLACE))
 @pytest.mark.parametrize("width", [1e-3, 0.37])
 def test_laplace_masses_mass_and_mean(name, width):
-    """Laplace (closed forms, ``accountant.buckets.laplace_lattice``): every mass against
+    """Laplace (closed forms, ``accountant.mechanisms.laplace_lattice``): every mass against
     mpmath's split at the float lattice points within the certified error (atoms are split
     at the exact points: within the drift), the total within the errors and the lost mass,
     the mean within the drift and the errors; both directions give the same release."""
     m = LAPLACE[name]
-    release = analytic_release(m)
+    release = m.bucket_release()
     pld = release.lattice("A/B", width, ANCHOR, TAIL)
     other = release.lattice("B/A", width, ANCHOR, TAIL)
     np.testing.assert_array_equal(pld.mass_a, other.mass_a)
@@ -271,8 +272,8 @@ def test_b_errors_cover_losses_whose_exponential_overflows():
     smallest normal float) cannot bound the B-masses ``A e^{-g}`` in floats: the B error is
     infinite (the A-only bounds remain), never a capped finite number."""
     m = mechanisms.GaussianMechanism(sigma=0.02, sensitivity=1.0)
-    release = analytic_release(m)
-    part = analytic_lattice.gaussian_law(m, math.inf, 0.0)
+    release = m.bucket_release()
+    part = gaussian_law(m, math.inf, 0.0)
     stats = release.statistics("A/B", TAIL)
     wide = type(stats)(stats.mean, stats.variance, -800.0, stats.high, 0.0, None)
     logs = m.mass_logs("A/B")

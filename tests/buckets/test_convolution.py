@@ -31,7 +31,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import WorstCasePair
-from accountant._directed import MassLogs
 from accountant.buckets.bucketed import BucketedPLD, bucket_pld
 from accountant.buckets.convolution import (
     _fft_convolve,
@@ -39,7 +38,8 @@ from accountant.buckets.convolution import (
     compose_power,
 )
 from accountant.noise import truncated_gaussian
-from accountant.pld import privacy_loss_distribution
+from accountant.numerics.directed import MassLogs
+from accountant.pairs.pld import privacy_loss_distribution
 from tests.strategies import worst_case_pairs
 
 U = 2.0**-53

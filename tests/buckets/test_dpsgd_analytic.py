@@ -16,12 +16,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, exact_delta
-from accountant.buckets._dpsgd_masses import BASE_ERROR, U, edge_ell, narrow_masses
-from accountant.buckets.analytic import analytic_release
-from accountant.buckets.dpsgd import SubsampledGaussianRelease
 from accountant.errors import CertificationWarning, InvalidInputError
 from accountant.mechanisms import GaussianMechanism
-from accountant.mechanisms_dpsgd import SubsampledTruncatedGaussian
+from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
+from accountant.mechanisms.subsampled_gaussian_masses import BASE_ERROR, U, edge_ell, narrow_masses
+from accountant.mechanisms.subsampled_gaussian_release import SubsampledGaussianRelease
 from tests import dpsgd_reference as ref
 from tests.buckets.test_analytic_end_to_end import _gaussian_delta
 
@@ -37,8 +36,8 @@ MECHANISMS = [
 IDS = [m.description for m in MECHANISMS]
 
 
-def test_registered_as_an_analytic_release():
-    release = analytic_release(MECHANISMS[0])
+def test_its_bucket_release_is_the_subsampled_gaussian_release():
+    release = MECHANISMS[0].bucket_release()
     assert isinstance(release, SubsampledGaussianRelease)
     assert release.description == MECHANISMS[0].description
     assert not release.same_directions()
@@ -79,7 +78,7 @@ def _exact_bucket_masses(mechanism, direction, pld, indices):
 def test_bucket_masses_within_their_error_bounds(mechanism, direction):
     """``|stored - exact| <= rho exact + e_j`` with ``|e|_2 <= error_a`` (``error_b``) for
     buckets across the range, at the support's ends, at the atom and the unresolved top."""
-    release = analytic_release(mechanism)
+    release = mechanism.bucket_release()
     stats = release.statistics(direction, 1e-24)
     pld = release.bucket(direction, (stats.high - stats.low) / 5000.0, 0.0, 1e-24)
     heavy = np.flatnonzero(pld.mass_a > 1e-6 * pld.mass_a.max())

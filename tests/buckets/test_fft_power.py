@@ -51,7 +51,7 @@ def test_a_composition_by_powers_bounds_every_entry_and_coarsening_keeps_it():
     from accountant.buckets.coarsen import coarsen
     from accountant.buckets.rounded_plan import compose_rounded
     from accountant.buckets.rounding import round_to_lattice
-    from accountant.pld import privacy_loss_distribution
+    from accountant.pairs.pld import privacy_loss_distribution
 
     pair = WorstCasePair.from_arrays([0.30, 0.35, 0.35], [0.29, 0.357, 0.353])
     single = round_to_lattice(privacy_loss_distribution(pair, "A/B"), 1e-3, 0.0, 1e-30)

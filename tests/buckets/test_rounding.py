@@ -20,7 +20,7 @@ import accountant.buckets.engine as engine_module
 from accountant import PrivacyBuckets, WorstCasePair
 from accountant.buckets.rounding import SLACK_FRACTION, hoeffding_slack, round_to_lattice
 from accountant.errors import CertificationWarning
-from accountant.pld import privacy_loss_distribution
+from accountant.pairs.pld import privacy_loss_distribution
 
 # losses ln(a/b): 0.0339, -0.0198, -0.0085 (no common lattice), like one DP-SGD step
 A = [0.30, 0.35, 0.35]

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 
 from accountant import PrivacyBuckets, WorstCasePair, exact_delta, noise
-from accountant.buckets.smooth import default_smooth_width, smooth_bucket_delta
 from accountant.errors import InvalidInputError
+from accountant.learning.smooth_loss import default_smooth_width, smooth_bucket_delta
 from tests.brute_force import adp_delta, composed_arrays
 from tests.strategies import worst_case_pairs
 
@@ -74,7 +74,7 @@ def test_close_to_the_certified_bounds_for_a_gaussian():
 
 def _value(a, b, eps, times, kind, direction, width):
     # The gradient is with respect to unnormalised masses: bypass the pmf validation.
-    from accountant.buckets.smooth import _one_direction
+    from accountant.learning.smooth_loss import _one_direction
 
     if direction == "A/B":
         return _one_direction(a, b, eps, times, kind, width, 30.0)[0]

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from accountant._directed import MassLogs
 from accountant.buckets.bucketed import BucketedPLD
 from accountant.buckets.suffix_sums import SuffixSums
+from accountant.numerics.directed import MassLogs
 
 
 def _pld(seed: int, size: int = 400, spread: float = 0.0) -> BucketedPLD:

@@ -23,7 +23,7 @@ from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.rounding import round_to_lattice
 from accountant.buckets.second_order import psi_one_sided
 from accountant.errors import CertificationWarning
-from accountant.pld import privacy_loss_distribution
+from accountant.pairs.pld import privacy_loss_distribution
 from tests.buckets.test_rounding import PAIR, _log_space_delta
 
 

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")  # the [torch] extra; CI installs it
 
 from accountant import ExtendedMA, WorstCasePair, noise  # noqa: E402
-from accountant.buckets.smooth import smooth_bucket_delta  # noqa: E402
+from accountant.learning.smooth_loss import smooth_bucket_delta  # noqa: E402
 from optimizers.autograd import buckets_delta, extended_ma_delta  # noqa: E402
 
 

@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")  # the [torch] extra; CI installs it
 
-from accountant.cli import build_parser, main  # noqa: E402
+from accountant.report.cli import build_parser, main  # noqa: E402
 from optimizers import cli as learn_cli  # noqa: E402
 from optimizers.problem import Schedule  # noqa: E402
 from optimizers.results import LearnedNoise  # noqa: E402
@@ -137,7 +137,7 @@ def test_warnings_are_note_lines_without_file_and_line():
         "    warnings.warn(CertificationWarning('accuracy 1e-3 not reached'))\n"
         "    return real(*args, **kwargs)\n"
         "cli.learn = learn\n"
-        "from accountant.cli import main\n"
+        "from accountant.report.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     args = ["learn", *SMALL, "--epochs", "150", "--learning-rate", "0.1", "--no-progress"]
@@ -178,7 +178,7 @@ def test_without_torch_one_line_naming_the_extra():
         "        if name.split('.')[0] == 'torch':\n"
         "            raise ModuleNotFoundError(\"No module named 'torch'\")\n"
         "sys.meta_path.insert(0, NoTorch())\n"
-        "from accountant.cli import main\n"
+        "from accountant.report.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
     learn = subprocess.run(

@@ -21,7 +21,7 @@ import pytest
 
 torch = pytest.importorskip("torch")  # the [torch] extra; CI installs it
 
-from accountant.cli import build_parser, main  # noqa: E402
+from accountant.report.cli import build_parser, main  # noqa: E402
 from optimizers.checkpoints import (  # noqa: E402
     FORMAT,
     VERSION,

@@ -16,7 +16,7 @@ import pytest
 from accountant import (
     CertificationWarning,
 )
-from accountant.cli import main
+from accountant.report.cli import main
 
 try:
     import torch

@@ -42,8 +42,8 @@ from accountant import (
     exact_epsilon,
     noise,
 )
-from accountant.cli import main
 from accountant.mechanisms import GaussianMechanism
+from accountant.report.cli import main
 from tests.buckets.test_soundness import exact_all
 
 T = TypeVar("T")

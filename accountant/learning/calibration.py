@@ -1,0 +1,174 @@
+"""Calibrating DP-SGD: the noise multiplier that meets a target ``(eps, delta)``, certified.
+
+:func:`calibrate_noise_multiplier` returns the smallest noise multiplier ``sigma`` it
+found whose **certified** PrivacyBuckets upper bound on ``delta(eps)`` (ADP, the larger
+of both directions) after ``steps`` releases of
+:class:`~accountant.mechanisms.subsampled_gaussian.SubsampledTruncatedGaussian` is at most the
+target,
+together with ``sigma_low``, a noise multiplier whose certified *lower* bound exceeds the
+target (``sigma_low`` fails). Every verdict rests on certified bounds only; the search
+that places the evaluations (:mod:`accountant.learning.calibration_steps`) may be as rough as it
+likes.
+
+Why every ``sigma <= sigma_low`` fails too: for the renormalised cut, ``delta(eps)`` of
+the composition does not increase with ``sigma``. In units of ``sigma`` the pair is
+``A = Z``, ``B = (1 - q) Z + q (Z + 1/sigma)`` with ``Z`` a normal cut at ``+-k``, whose
+density is log-concave; so ``B/A`` is monotone (monotone likelihood ratio), every
+``delta(eps)``, ``eps`` real, is a supremum over half-lines of ``P_A[x < t] - e^eps
+P_B[x < t]`` (or its mirror), and ``P_B[x < t]`` falls as the shift ``1/sigma`` grows.
+So the pair at a smaller ``sigma`` dominates the pair at a larger one at every ``eps``
+(Blackwell), and domination survives composition. The clamped cut (atoms at ``+-k``)
+has no monotone likelihood ratio; there the claim is checked numerically by the tests,
+not proven, and ``sigma_low`` itself is all that is certified.
+
+The search works on ``y = ln delta - ln target`` over ``x = ln sigma`` (smooth and
+decreasing): a Gaussian-DP guess, secant steps until the root is bracketed, then regula
+falsi with the Illinois rule. Early evaluations use a coarse PrivacyBuckets accuracy
+(``search_accuracy``); near the root, two evaluations at the final accuracy place
+``sigma`` and ``sigma_low`` at most ``tolerance`` apart (relative). The final accuracy
+defaults to what that needs, ``ln(1 + tolerance) |dy/dx| / 2``: a delta bracket that
+narrow decides a sigma a quarter tolerance away from the root.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+from scipy.special import ndtr
+
+from accountant.buckets.progress import query_progress
+from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.learning.calibration_results import CalibrationPoint, NoiseCalibration
+from accountant.learning.calibration_search import CalibrationSearch, CalibrationSettings
+from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS
+from accountant.validation import (
+    _show,
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    check_target_delta,
+)
+
+__all__ = ["CalibrationPoint", "NoiseCalibration", "calibrate_noise_multiplier"]
+
+#: Default coarse PrivacyBuckets accuracy of the search (before the final pair).
+SEARCH_ACCURACY = 0.05
+
+
+def _check_cut(value: Any) -> float:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    return check_positive_real("cut", value)
+
+
+def _check_fraction(name: str, value: Any) -> float:
+    result = check_positive_real(name, value)
+    if result >= 1.0:
+        raise InvalidInputError(f"{name} must lie in (0, 1), got {result!r}")
+    return result
+
+
+def _settings(**kw: Any) -> CalibrationSettings:
+    """Every argument checked, naming it and its value."""
+    if kw["truncation"] not in TRUNCATIONS:
+        raise InvalidInputError(
+            f"truncation must be one of {TRUNCATIONS}, got {_show(kw['truncation'])}"
+        )
+    accuracy = kw["accuracy"]
+    settings = CalibrationSettings(
+        epsilon=check_positive_real("epsilon", kw["epsilon"]),
+        delta=check_target_delta("delta", kw["delta"]),
+        sampling_rate=check_probability("sampling_rate", kw["sampling_rate"]),
+        steps=check_positive_int("steps", kw["steps"]),
+        cut=_check_cut(kw["cut"]),
+        clip=check_positive_real("clip", kw["clip"]),
+        truncation=kw["truncation"],
+        tolerance=_check_fraction("tolerance", kw["tolerance"]),
+        accuracy=None if accuracy is None else _check_fraction("accuracy", accuracy),
+        search_accuracy=_check_fraction("search_accuracy", kw["search_accuracy"]),
+        max_sigma=check_positive_real("max_sigma", kw["max_sigma"]),
+        max_evaluations=check_positive_int("max_evaluations", kw["max_evaluations"]),
+    )
+    if settings.max_sigma <= settings.min_sigma:
+        raise InvalidInputError(
+            f"max_sigma must exceed the smallest noise multiplier searched, "
+            f"{settings.min_sigma!r} (MIN_SIGMA or 1/(2 cut)), got {settings.max_sigma!r}"
+        )
+    _check_clamped_floor(settings)
+    if settings.max_evaluations < 2:
+        raise InvalidInputError(
+            f"max_evaluations must be at least 2, got {settings.max_evaluations!r}"
+        )
+    return settings
+
+
+def _check_clamped_floor(s: CalibrationSettings) -> None:
+    """Refuse a clamped-cut target below what every noise multiplier leaves: the atom
+    of ``B``'s shifted clamp at ``1 - r`` (where ``A`` has no atom) and the B-only part
+    beyond ``r`` weigh ``q (Phi(1/sigma - k) + Phi(-k)) > 2 q Phi(-k)`` per release, all
+    distinguishing, so ``delta(eps) >= 1 - (1 - 2 q Phi(-k))^n`` at every eps and sigma."""
+    if s.truncation != "clamped" or math.isinf(s.cut):
+        return
+    per_release = 2.0 * s.sampling_rate * float(ndtr(-s.cut))
+    floor = -math.expm1(s.steps * math.log1p(-per_release)) * (1.0 - 1e-9)
+    if floor > s.delta:
+        raise InfeasibleTargetError(
+            f"no noise multiplier meets delta={s.delta!r} with the clamped cut at "
+            f"cut={s.cut!r} sigma: the clamped atoms leave a distinguishing mass of at "
+            f"least 2 q Phi(-cut) = {per_release:.4g} per release whatever sigma, "
+            f"{floor:.4g} after {s.steps} steps; cut further out or use the renormalised cut"
+        )
+
+
+def calibrate_noise_multiplier(
+    *,
+    epsilon: float,
+    delta: float,
+    sampling_rate: float,
+    steps: int,
+    cut: float,
+    clip: float = 1.0,
+    truncation: str = "renormalised",
+    tolerance: float = 1e-3,
+    accuracy: float | None = None,
+    search_accuracy: float = SEARCH_ACCURACY,
+    max_sigma: float = 1e4,
+    max_evaluations: int = 20,
+) -> NoiseCalibration:
+    """The smallest noise multiplier found whose certified ADP delta at ``epsilon`` after
+    ``steps`` releases of ``SubsampledTruncatedGaussian(sigma, sampling_rate, cut, clip,
+    truncation)`` is at most ``delta`` (module docstring: method and guarantees).
+
+    ``tolerance``: the relative width ``sigma / sigma_low - 1`` sought (``sigma_low``
+    certified to fail). ``accuracy``: the PrivacyBuckets accuracy of the evaluations that
+    decide ``sigma`` and ``sigma_low`` (``None``: what ``tolerance`` needs at the slope
+    found, at most ``search_accuracy``); ``search_accuracy``: that of the coarse search
+    before. ``max_sigma``: the largest noise multiplier tried; ``max_evaluations``: the
+    budget of PrivacyBuckets queries. ``clip`` changes no privacy value (noise std is
+    ``sigma * clip``); it is passed on to :attr:`NoiseCalibration.mechanism`.
+
+    Raises :class:`~accountant.errors.InvalidInputError` (naming the argument) on bad
+    input and :class:`~accountant.errors.InfeasibleTargetError` when no noise multiplier
+    up to ``max_sigma`` is certified to meet the target. Warns
+    (:class:`~accountant.errors.CertificationWarning`) when the result is certified but
+    ``sigma`` is not within ``tolerance`` of ``sigma_low`` (``converged`` is then False and
+    ``notes`` says why), or when a given ``accuracy`` was not reached at ``sigma``.
+    """
+    s = _settings(
+        epsilon=epsilon,
+        delta=delta,
+        sampling_rate=sampling_rate,
+        steps=steps,
+        cut=cut,
+        clip=clip,
+        truncation=truncation,
+        tolerance=tolerance,
+        accuracy=accuracy,
+        search_accuracy=search_accuracy,
+        max_sigma=max_sigma,
+        max_evaluations=max_evaluations,
+    )
+    with query_progress("calibrating sigma"):
+        return CalibrationSearch(s).run()

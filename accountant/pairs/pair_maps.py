@@ -1,0 +1,141 @@
+"""How a worst-case pair is built from a noise pmf, and the chain rule back to the noise.
+
+Both constructions of SPEC section 1 are linear in the noise pmf ``p`` (length ``N``),
+so the gradient of any bound with respect to ``p`` is the transpose of that linear map
+applied to the gradients with respect to the pair's masses ``A`` and ``B``:
+
+* additive shift by ``m`` grid steps: ``A = (p, 0_m)``, ``B = (0_m, p)``, so
+  ``d/dp_i = d/dA_i + d/dB_{i+m}``;
+* DP-SGD mixture (paper, eq. "DP-SGD worst-case distributions"):
+  ``A = (p, 0_m)``, ``B = (1 - q) A + q (0_m, p)``, so
+  ``d/dp_i = d/dA_i + (1 - q) d/dB_i + q d/dB_{i+m}``.
+
+A learner holds one of these maps and asks it for the pair of the current noise and
+for the noise gradient of a bound; it never builds pairs itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from accountant.errors import InvalidInputError
+from accountant.noise import GRID_TOLERANCE, NoiseDistribution
+from accountant.pairs.worst_case import WorstCasePair
+from accountant.validation import (
+    _show,
+    check_noise,
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+)
+
+__all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
+
+
+def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> np.ndarray:
+    # Non-numeric input, NaN (it would become a NaN noise gradient) and arrays no longer
+    # than the shift (an empty gradient) are refused naming the argument. Infinite
+    # entries stay allowed: they are an honest overflow of a huge derivative.
+    try:
+        values = np.asarray(gradient, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        shown = _show(gradient)
+        raise InvalidInputError(f"{name} must be an array of numbers, got {shown}") from exc
+    if values.shape != (size,):
+        raise InvalidInputError(
+            f"{name} must have shape ({size},) (noise size + shift), got {values.shape}"
+        )
+    if size <= steps:
+        raise InvalidInputError(
+            f"{name} must be longer than the shift of {steps} steps (noise size + shift), "
+            f"got length {size}"
+        )
+    if np.isnan(values).any():
+        index = int(np.flatnonzero(np.isnan(values))[0])
+        raise InvalidInputError(f"{name} must not contain NaN, got nan at index {index}")
+    return values
+
+
+def _optional_step(value: object) -> float | None:
+    return None if value is None else check_positive_real("step", value)
+
+
+def _check_grid(mapping: AdditivePairMap | SubsampledPairMap, noise: object) -> NoiseDistribution:
+    """The noise, if its grid step is the one the map was built for (a map built with
+    :func:`pair_map` counts its shift in steps of that grid: on another grid the same
+    ``steps`` would be another sensitivity, and the audit would silently be of it)."""
+    noise = check_noise("noise", noise)
+    if mapping.step is not None and not math.isclose(
+        noise.step, mapping.step, rel_tol=GRID_TOLERANCE
+    ):
+        length = mapping.steps * mapping.step
+        raise InvalidInputError(
+            f"noise has grid step {noise.step!r}, but the pair map was built for step "
+            f"{mapping.step!r} (a shift of {mapping.steps} steps = {length:g}); on this grid "
+            f"that shift would be {mapping.steps * noise.step:g}. Build the map with "
+            f"pair_map(step={noise.step!r}, ...)"
+        )
+    return noise
+
+
+@attrs.frozen
+class AdditivePairMap:
+    """Additive noise shifted by ``steps`` grid steps (sensitivity ``steps * step``).
+
+    ``step``: the grid spacing the map was built for (by :func:`pair_map`); noise on any
+    other grid is refused. ``None`` (the default when built directly) accepts any grid
+    and shifts it by ``steps`` of its own spacing.
+    """
+
+    steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
+    step: float | None = attrs.field(default=None, kw_only=True, converter=_optional_step)
+
+    def pair(self, noise: NoiseDistribution) -> WorstCasePair:
+        """``A = (p, 0_m)``, ``B = (0_m, p)``."""
+        return WorstCasePair._additive(_check_grid(self, noise), self.steps)
+
+    def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
+        """``d/dp_i = d/dA_i + d/dB_{i+m}`` for gradients over the pair's outcomes."""
+        size = np.asarray(grad_a).size
+        grad_a = _check_gradient("grad_a", grad_a, size, self.steps)
+        grad_b = _check_gradient("grad_b", grad_b, size, self.steps)
+        return grad_a[: size - self.steps] + grad_b[self.steps :]
+
+
+@attrs.frozen
+class SubsampledPairMap:
+    """DP-SGD: Poisson sub-sampling with rate ``q``, clipping norm ``steps * step``
+    (``step`` as for :class:`AdditivePairMap`)."""
+
+    steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
+    q: float = attrs.field(converter=lambda v: check_probability("q", v))
+    step: float | None = attrs.field(default=None, kw_only=True, converter=_optional_step)
+
+    def pair(self, noise: NoiseDistribution) -> WorstCasePair:
+        """``A = (p, 0_m)``, ``B = (1 - q) A + q (0_m, p)``."""
+        noise = _check_grid(self, noise)
+        return WorstCasePair.subsampled(noise, self.q, self.steps * noise.step)
+
+    def noise_gradient(self, grad_a: np.ndarray, grad_b: np.ndarray) -> np.ndarray:
+        """``d/dp_i = d/dA_i + (1 - q) d/dB_i + q d/dB_{i+m}``."""
+        size = np.asarray(grad_a).size
+        grad_a = _check_gradient("grad_a", grad_a, size, self.steps)
+        grad_b = _check_gradient("grad_b", grad_b, size, self.steps)
+        head = size - self.steps
+        return grad_a[:head] + (1.0 - self.q) * grad_b[:head] + self.q * grad_b[self.steps :]
+
+
+def pair_map(
+    step: float, sensitivity: float, q: float | None = None
+) -> AdditivePairMap | SubsampledPairMap:
+    """The pair map for noise on a grid with spacing ``step``: additive with
+    ``sensitivity`` (a whole number of steps), or the DP-SGD mixture with sampling rate
+    ``q`` and clipping norm ``sensitivity`` when ``q`` is given. The map remembers
+    ``step`` and refuses noise on another grid."""
+    probe = NoiseDistribution(pmf=np.ones(1), step=step, start=0.0)
+    if q is None:
+        return AdditivePairMap(probe.shift_steps(sensitivity), step=probe.step)
+    return SubsampledPairMap(probe.shift_steps(sensitivity, name="clip"), q, step=probe.step)

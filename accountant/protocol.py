@@ -1,0 +1,116 @@
+"""The two interfaces everything else is built against.
+
+* :class:`AnalyticMechanism`: what a mechanism given by formulas (no grid) provides so
+  that both accountants take it as it is: the Extended MA's log moments (SPEC section 3)
+  and a PrivacyBuckets release (SPEC section 2). A grid mechanism is a
+  :class:`~accountant.pairs.worst_case.WorstCasePair` instead; a family that is exact on a
+  lattice may build its pair and hand both accountants what the pair gives
+  (:mod:`accountant.mechanisms.discrete_laplace` does).
+* :class:`Accountant`: compose mechanisms, query delta and eps, read the history, save
+  the state and rebuild from it. :class:`~accountant.buckets.PrivacyBuckets` and
+  :class:`~accountant.moments.ExtendedMA` implement it. Two-sided accountants answer with
+  :class:`~accountant.results.Bounds` / :class:`~accountant.results.EpsilonBounds`;
+  an accountant with only an upper bound answers with
+  :class:`~accountant.results.DeltaUpperBound` / :class:`~accountant.results.EpsilonUpperBound`
+  (the same fields, no ``lower``), so generic code reads ``.upper`` from either.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from accountant.buckets.sources import ReleaseSource
+    from accountant.numerics.directed import MassLogs
+    from accountant.results import Bounds, DeltaUpperBound, EpsilonBounds, EpsilonUpperBound
+
+__all__ = ["Accountant", "AnalyticMechanism"]
+
+
+@runtime_checkable
+class AnalyticMechanism(Protocol):
+    """One application of a mechanism given by formulas, in both directions ("A/B": the
+    loss ``ln a/b`` under ``A``; "B/A" the reverse)."""
+
+    @property
+    def description(self) -> str:
+        """Readable, e.g. ``"Gaussian (sigma=2), sensitivity 1"``; used in histories."""
+        ...
+
+    def log_moment(self, lam: float, direction: str) -> float:
+        """``Gamma_lambda = ln sum_{a>0,b>0} a^(1+lambda) b^(-lambda)``."""
+        ...
+
+    def log_moment_slope(self, lam: float, direction: str) -> float:
+        """``dGamma_lambda / dlambda``."""
+        ...
+
+    def log_moment_error(self, lam: float, direction: str) -> float:
+        """A bound on the absolute error of the computed ``Gamma_lambda``."""
+        ...
+
+    def distinguishing_mass(self, direction: str) -> float:
+        """``omega``: the mass of outcomes only the first distribution can produce."""
+        ...
+
+    def mass_logs(self, direction: str) -> MassLogs:
+        """Certified brackets of the total and distinguishing masses."""
+        ...
+
+    def max_finite_loss(self, direction: str) -> float:
+        """An upper bound on the largest finite privacy loss (``inf`` if unbounded)."""
+        ...
+
+    def bucket_release(self) -> ReleaseSource:
+        """The release PrivacyBuckets buckets and composes."""
+        ...
+
+
+@runtime_checkable
+class Accountant(Protocol):
+    """Composition of mechanisms with certified answers. Immutable: :meth:`compose`
+    returns a new accountant, so a composed one can be shared and queried freely."""
+
+    def compose(self, mechanism: Any, times: int = 1) -> Self:
+        """The accountant with ``times`` more releases of ``mechanism`` (a
+        :class:`~accountant.pairs.worst_case.WorstCasePair` or an
+        :class:`AnalyticMechanism`)."""
+        ...
+
+    @property
+    def releases(self) -> int:
+        """Total number of composed releases."""
+        ...
+
+    @property
+    def history(self) -> str:
+        """What was composed, e.g. ``"128 x truncated Gaussian(sigma=100, ...)"``."""
+        ...
+
+    def delta(
+        self, epsilon: float | np.ndarray, direction: str = "max"
+    ) -> Bounds | DeltaUpperBound:
+        """Approximate-DP delta(eps) (SPEC section 1), certified."""
+        ...
+
+    def delta_pdp(
+        self, epsilon: float | np.ndarray, direction: str = "max"
+    ) -> Bounds | DeltaUpperBound:
+        """Probabilistic-DP delta: the probability that the privacy loss exceeds eps."""
+        ...
+
+    def epsilon(self, delta: float, direction: str = "max") -> EpsilonBounds | EpsilonUpperBound:
+        """The smallest eps whose (ADP) delta is at most ``delta``, certified."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to rebuild the accountant: its settings and its components
+        (mechanism objects and counts), with a format ``version``."""
+        ...
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> Self:
+        """The accountant :meth:`state_dict` described; refuses another kind or version."""
+        ...

@@ -1,0 +1,136 @@
+"""Command line: ``accountant audit ...``, ``accountant calibrate ...`` and subcommands
+registered by plugins.
+
+Plugins (e.g. the torch extra's ``accountant learn``) register a callable under the
+entry-point group ``accountant.commands``; it receives the subparsers object and adds its
+own subcommand, setting ``func`` to the function that runs it. Plugins are loaded lazily:
+their names come from the installed metadata, and a plugin is imported only when its
+subcommand is run (or its ``--help`` is asked for), so ``accountant --help`` and
+``accountant audit`` never import it (nor torch).
+
+Every error is one line on stderr, ``accountant: error: <message naming the option>``,
+with exit status 2, never a traceback (see :mod:`accountant.report.terminal`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Collection, Sequence
+from importlib.metadata import EntryPoint, entry_points
+
+from accountant.errors import AccountantError
+from accountant.report.terminal import check_output_path, error_line
+
+__all__ = ["ENTRY_POINT_GROUP", "build_parser", "check_output_path", "main"]
+
+ENTRY_POINT_GROUP = "accountant.commands"
+_BUILT_IN = ("audit", "calibrate")
+
+#: Tokens that are numbers, negative ones included ("-1e-5", "-inf"), so that argparse
+#: passes them on as values (to be validated and refused by name) instead of reading
+#: them as unknown options.
+_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
+class _UsageError(Exception):
+    """A bad command-line argument (exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line and whose values may be negative."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NUMBER
+
+    def error(self, message: str):  # one line, no usage dump
+        raise _UsageError(message)
+
+
+def _plugins() -> dict[str, EntryPoint]:
+    """Installed plugin subcommands by name, read from metadata without importing them."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in _BUILT_IN}
+
+
+def _add_unavailable(subparsers, name: str, reason: ImportError) -> str:
+    """List a subcommand whose plugin cannot be imported; returns the one-line reason
+    that running it reports."""
+    subparsers.add_parser(name, help=f"(unavailable: {reason})", add_help=False)
+    return f"'accountant {name}' is unavailable: {reason}"
+
+
+def _add_not_loaded(subparsers, name: str, entry_point: EntryPoint) -> None:
+    """A placeholder listed by ``accountant --help``; never run (see :func:`main`)."""
+    stub = subparsers.add_parser(
+        name,
+        help=f"plugin ({entry_point.value}); see: accountant {name} --help",
+        add_help=False,
+    )
+    stub.add_argument("arguments", nargs=argparse.REMAINDER)
+
+
+def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The ``accountant`` parser with ``audit``, ``calibrate`` and the installed plugin
+    subcommands.
+
+    ``commands``: the plugin subcommands to import and register in full; the others are
+    listed by name only. ``None`` (the default) imports every plugin. A plugin that cannot
+    be imported is listed as unavailable; the reason is kept in the parser's
+    ``unavailable`` mapping (name -> message).
+    """
+    from accountant.report.cli_audit import add_audit
+    from accountant.report.cli_calibrate import add_calibrate
+
+    parser = _Parser(
+        prog="accountant",
+        description="Numerical differential-privacy accounting of truncated noise.",
+    )
+    parser.unavailable = {}
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add_audit(subparsers)
+    add_calibrate(subparsers)
+    for name, entry_point in _plugins().items():
+        if commands is not None and name not in commands:
+            _add_not_loaded(subparsers, name, entry_point)
+            continue
+        try:
+            register = entry_point.load()
+        except ImportError as exc:  # e.g. the [torch] extra is not installed
+            parser.unavailable[name] = _add_unavailable(subparsers, name, exc)
+            continue
+        register(subparsers)
+    return parser
+
+
+def _requested_command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``: its first token that is not an option."""
+    return next((token for token in argv if not token.startswith("-")), None)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``accountant`` console script; returns the exit status."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    try:
+        command = _requested_command(arguments)
+        parser = build_parser(commands=() if command is None else (command,))
+        if command in parser.unavailable:
+            raise ImportError(parser.unavailable[command])
+        args = parser.parse_args(arguments)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("accountant: interrupted", file=sys.stderr)
+        return 130
+    except (_UsageError, AccountantError, ValueError, ImportError, OSError) as exc:
+        # ImportError: an optional extra is missing. OSError: e.g. an output path that
+        # became unwritable during the run.
+        print(error_line(str(exc)), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

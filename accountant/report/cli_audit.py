@@ -1,0 +1,346 @@
+"""``accountant audit``: bound an existing additive-noise mechanism from the command line.
+
+Nothing is silently ignored: an option that the chosen ``--family`` would not use is an
+error (exit 2, one line), and every value and output path is checked before any work.
+Options default to ``None`` so that "given" can be told from "defaulted"; the documented
+defaults (:data:`DEFAULTS`) are applied here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+
+import attrs
+
+from accountant.errors import InvalidInputError
+from accountant.report.terminal import check_output_path, note_line, progress_enabled
+from accountant.validation import (
+    check_epsilons,
+    check_finite_real,
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    check_target_delta,
+)
+
+__all__ = ["DEFAULTS", "FAMILY_OPTIONS", "add_audit", "run_audit"]
+
+#: The options each ``--family`` uses (argparse ``dest`` names); any other noise option
+#: given with that family is an error.
+FAMILY_OPTIONS = {
+    "truncated-gaussian": ("sigma", "bound", "step"),
+    "truncated-laplace": ("scale", "bound", "step"),
+    "staircase": ("stair_epsilon", "gamma", "bound", "step"),
+    "uniform": ("bound", "step"),
+    "file": ("pmf_file", "step", "start"),
+}
+_NOISE_OPTIONS = ("sigma", "scale", "stair_epsilon", "gamma", "bound", "step", "pmf_file", "start")
+
+#: Documented defaults, applied when an option that the family uses is not given.
+DEFAULTS = {
+    "family": "truncated-gaussian",
+    "sigma": 100.0,
+    "scale": 100.0,
+    "stair_epsilon": 0.3,
+    "bound": 500.0,
+    "step": 0.5,
+    "epsilon": 0.3,
+}
+
+_DESCRIPTION = """\
+Bound an existing additive-noise mechanism: the exact single-release values, the
+Extended Moments Accountant and certified PrivacyBuckets bounds after n releases, in
+both directions. With no arguments: the paper's truncated Gaussian (sigma 100, bound
+500, step 0.5), sensitivity 1, n = 128, eps = 0.3.
+
+An option that the chosen --family does not use is an error, never ignored.
+--family file reads --pmf-file: a two-column text file "x p" (comma-separated for
+.csv), an (N, 2) .npy, or an .npz with arrays x and pmf carry their own grid (it
+must be equidistant; --step and --start, if given, must agree with it); a one-column
+text file or a 1-D .npy holds the pmf alone and needs --step (--start, the position
+of the first value, defaults to a grid centred on 0).
+"""
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def add_audit(subparsers) -> None:
+    """Add the ``audit`` subcommand to the ``accountant`` parser."""
+    audit = subparsers.add_parser(
+        "audit",
+        help="bound an existing additive-noise mechanism",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    noise = audit.add_argument_group("noise")
+    noise.add_argument(
+        "--family",
+        choices=tuple(FAMILY_OPTIONS),
+        default=None,
+        help="noise family (default: truncated-gaussian)",
+    )
+    noise.add_argument("--sigma", type=float, help="Gaussian sigma (default: 100)")
+    noise.add_argument("--scale", type=float, help="Laplace scale b (default: 100)")
+    noise.add_argument(
+        "--stair-epsilon", type=float, help="staircase design epsilon (default: 0.3)"
+    )
+    noise.add_argument(
+        "--gamma", type=float, help="staircase gamma in [0, 1] (default: the optimal gamma)"
+    )
+    noise.add_argument(
+        "--bound", type=float, help="truncation bound r: noise on [-r, r] (default: 500)"
+    )
+    noise.add_argument(
+        "--step", type=float, help="grid step (default: 0.5; for a pmf file, its grid)"
+    )
+    noise.add_argument(
+        "--pmf-file", metavar="FILE", help="pmf of --family file (see above for the formats)"
+    )
+    noise.add_argument(
+        "--start",
+        type=float,
+        help="position of the first value of a pmf-only --pmf-file (default: centred on 0)",
+    )
+    mech = audit.add_argument_group("mechanism")
+    mech.add_argument(
+        "--sensitivity",
+        type=float,
+        default=1.0,
+        help="sensitivity, or the clipping norm with --sampling-rate (default: 1)",
+    )
+    mech.add_argument(
+        "--sampling-rate",
+        type=float,
+        metavar="Q",
+        help="audit the DP-SGD mixture pair with Poisson sampling rate Q (default: off)",
+    )
+    mech.add_argument(
+        "-n", "--compositions", type=int, default=128, help="number of releases (default: 128)"
+    )
+    query = audit.add_argument_group("query (one of)").add_mutually_exclusive_group()
+    query.add_argument("--epsilon", type=float, help="report delta at this eps (default: 0.3)")
+    query.add_argument("--target-delta", type=float, help="report the eps for this delta instead")
+    output = audit.add_argument_group("output")
+    output.add_argument(
+        "--direction",
+        choices=("max", "A/B", "B/A"),
+        default="max",
+        help="direction reported (default: max, the larger of both)",
+    )
+    output.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    output.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="also draw the delta(eps) curves with their bounds (needs the [plot] extra)",
+    )
+    audit.set_defaults(func=run_audit)
+
+
+def _settings(args: argparse.Namespace) -> dict:
+    """The noise and mechanism settings, defaults applied; refuses every option that
+    would be ignored and every bad value, naming the option."""
+    family = args.family or DEFAULTS["family"]
+    used = FAMILY_OPTIONS[family]
+    shown = f"--family {family}" + ("" if args.family else " (the default)")
+    for dest in _NOISE_OPTIONS:
+        if getattr(args, dest) is not None and dest not in used:
+            hint = "; add --family file" if dest == "pmf_file" else ""
+            raise InvalidInputError(
+                f"{_flag(dest)} does not apply to {shown}, which would ignore it{hint}"
+            )
+    if family == "file" and args.pmf_file is None:
+        raise InvalidInputError("--family file needs --pmf-file")
+    settings: dict = {"family": family}
+    for dest in used:
+        value = getattr(args, dest)
+        if value is None and family != "file":
+            value = DEFAULTS.get(dest)
+        if value is not None and dest in ("sigma", "scale", "stair_epsilon", "bound", "step"):
+            value = check_positive_real(_flag(dest), value)
+        elif value is not None and dest in ("gamma", "start"):
+            value = check_finite_real(_flag(dest), value)
+        settings[dest] = value
+    settings["sensitivity"] = check_positive_real("--sensitivity", args.sensitivity)
+    if args.sampling_rate is not None:
+        check_probability("--sampling-rate", args.sampling_rate)
+    settings["sampling_rate"] = args.sampling_rate
+    check_positive_int("-n/--compositions", args.compositions)
+    if args.epsilon is not None:
+        check_epsilons("--epsilon", check_finite_real("--epsilon", args.epsilon))
+    if args.target_delta is not None:
+        check_target_delta("--target-delta", args.target_delta)
+    return settings
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, a ``--plot`` that cannot be written or drawn."""
+    if args.plot is None:
+        return
+    if not args.plot.lower().endswith(".png"):
+        raise InvalidInputError(f"--plot must name a .png file, got {args.plot!r}")
+    check_output_path("--plot", args.plot)
+    if importlib.util.find_spec("matplotlib") is None:
+        raise ImportError(
+            "--plot needs matplotlib; install the [plot] extra: "
+            "pip install 'truncated-noise-accountant[plot]'"
+        )
+
+
+def _noise(settings: dict):
+    """The noise distribution and its description."""
+    from accountant import noise
+
+    family = settings["family"]
+    if family == "file":
+        from accountant.report.pmf_file import read_pmf_file
+
+        return read_pmf_file(settings["pmf_file"], settings["step"], settings["start"])
+    grid = f"bound {settings['bound']:g}, step {settings['step']:g}"
+    if family == "truncated-gaussian":
+        s = settings["sigma"]
+        return noise.truncated_gaussian(s, settings["bound"], settings["step"]), (
+            f"truncated Gaussian (sigma {s:g}, {grid})"
+        )
+    if family == "truncated-laplace":
+        b = settings["scale"]
+        return noise.truncated_laplace(b, settings["bound"], settings["step"]), (
+            f"truncated Laplace (scale {b:g}, {grid})"
+        )
+    if family == "staircase":
+        e, gamma = settings["stair_epsilon"], settings["gamma"]
+        stair = noise.staircase(
+            settings["sensitivity"], e, settings["bound"], settings["step"], gamma
+        )
+        return stair, f"truncated staircase (eps {e:g}, {grid})"
+    return noise.uniform(settings["bound"], settings["step"]), f"uniform ({grid})"
+
+
+class _StageBar:
+    """A one-line tqdm bar naming the running stage (only on an interactive terminal);
+    drawn from the first stage on, when the number of stages is known."""
+
+    def __init__(self, extra: int) -> None:
+        self.extra = extra
+        self.total = 0
+        self.bar = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total + self.extra,
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
+                bar_format="audit {n_fmt}/{total_fmt} [{elapsed}] {desc}",
+                delay=1e-9,  # no empty bar before the first stage is named
+            )
+        self.total = total
+        self.bar.n = done
+        self.bar.set_description_str(stage)  # refreshes
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@contextlib.contextmanager
+def _progress(extra: int) -> Iterator[_StageBar | None]:
+    if not progress_enabled(sys.stderr):
+        yield None
+        return
+    bar = _StageBar(extra)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Run ``accountant audit``; returns the exit status."""
+    from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
+    from accountant.report.audit import audit_additive, audit_pairs
+
+    started = time.perf_counter()
+    settings = _settings(args)
+    _check_outputs(args)
+    epsilon = DEFAULTS["epsilon"] if args.target_delta is None else None
+    if args.epsilon is not None:
+        epsilon = args.epsilon
+    query = {"epsilon": epsilon, "target_delta": args.target_delta, "direction": args.direction}
+    q, sensitivity = settings["sampling_rate"], settings["sensitivity"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
+        chosen, description = _noise(settings)
+        with _progress(1 if args.plot else 0) as progress:
+            if q is not None:
+                pairs = WorstCasePair.subsampled(chosen, q, sensitivity)
+                report = audit_pairs(
+                    pairs,
+                    args.compositions,
+                    shift_note="DP-SGD mixture pair (both directions)",
+                    progress=progress,
+                    **query,
+                )
+                description = f"DP-SGD with {description}, q {q:g}, clip {sensitivity:g}"
+            else:
+                pairs = additive_shift_pairs(chosen, sensitivity)
+                report = audit_additive(
+                    chosen, sensitivity, args.compositions, progress=progress, **query
+                )
+                description = f"{description}, sensitivity {sensitivity:g}"
+            if args.plot is not None:
+                if progress is not None:
+                    progress("plot: delta(eps) curves", progress.total, progress.total)
+                _plot(args.plot, pairs, report, description)
+    notes = list(report.notes)
+    notes += [n for n in dict.fromkeys(str(w.message) for w in caught) if n not in notes]
+    mechanism = attrs.evolve(report.mechanism, description=description, settings=settings)
+    report = attrs.evolve(
+        report, mechanism=mechanism, notes=tuple(notes), seconds=time.perf_counter() - started
+    )
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        for note in report.notes:
+            print(note_line(note), file=sys.stderr)
+        return 0
+    print(report.format_table())
+    if args.plot is not None:
+        print(f"plot written to {args.plot}")
+    print(f"\n(computed in {report.seconds:.2f} s)")
+    return 0
+
+
+def _plot(path: str, pairs, report, description: str) -> None:
+    """The delta(eps) curves in the query's direction, with the requested eps marked (for
+    an eps query: the target delta and the certified eps found for it)."""
+    from accountant.report.plotting import plot_delta_curves
+
+    query = report.query
+    marks = {"mark_epsilon": query.epsilon}
+    if query.epsilon is None:
+        results = report.results
+        found = (
+            results.privacy_buckets.adp.upper
+            if results.privacy_buckets is not None
+            else results.extended_ma_tight.value
+        )
+        marks = {"mark_epsilon": found.value(query.direction), "mark_delta": query.target_delta}
+    plot_delta_curves(
+        pairs,
+        query.compositions,
+        path,
+        title=description,
+        direction=query.direction,
+        **marks,
+    )

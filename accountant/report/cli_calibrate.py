@@ -1,0 +1,178 @@
+"""``accountant calibrate``: the DP-SGD noise multiplier for a target ``(eps, delta)``.
+
+Every option is used (none is ignored), and every value is checked, naming the option,
+before any work. The library call is
+:func:`accountant.learning.calibration.calibrate_noise_multiplier`; ``--json`` prints
+:meth:`~accountant.learning.calibration_results.NoiseCalibration.to_dict`, whose layout the JSON
+Schema ``accountant/schemas/calibrate.schema.json`` fixes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+
+from accountant.errors import InvalidInputError
+from accountant.report.terminal import note_line
+from accountant.validation import (
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    check_target_delta,
+)
+
+__all__ = ["add_calibrate", "format_calibration", "run_calibrate"]
+
+_DESCRIPTION = """\
+Find the smallest noise multiplier sigma of DP-SGD with Gaussian noise cut at
++-cut*sigma (Poisson sampling rate q, add/remove neighbours, both directions) whose
+certified PrivacyBuckets upper bound on delta at --epsilon after --steps releases is
+at most --delta, and a sigma_low certified to fail (its lower bound exceeds --delta),
+at most --tolerance apart (relative). Example, MNIST:
+
+  accountant calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.0042667 \\
+      --steps 14062 --cut 8
+"""
+
+_TRUNCATIONS = ("renormalised", "resampled", "clamped")
+
+
+def add_calibrate(subparsers) -> None:
+    """Add the ``calibrate`` subcommand to the ``accountant`` parser."""
+    parser = subparsers.add_parser(
+        "calibrate",
+        help="the DP-SGD noise multiplier for a target (eps, delta), certified",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    target = parser.add_argument_group("target")
+    target.add_argument("--epsilon", type=float, required=True, help="target eps (> 0)")
+    target.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
+    mechanism = parser.add_argument_group("mechanism")
+    mechanism.add_argument(
+        "--sampling-rate", type=float, required=True, metavar="Q", help="Poisson rate q in (0, 1]"
+    )
+    mechanism.add_argument(
+        "--steps", type=int, required=True, help="number of releases (training steps)"
+    )
+    mechanism.add_argument(
+        "--cut", type=float, required=True, help="noise cut at +-cut*sigma (inf: no cut)"
+    )
+    mechanism.add_argument(
+        "--truncation",
+        choices=_TRUNCATIONS,
+        default="renormalised",
+        help="renormalised (= resampled: redrawn until inside) or clamped (default: renormalised)",
+    )
+    search = parser.add_argument_group("search")
+    search.add_argument(
+        "--tolerance",
+        type=float,
+        default=1e-3,
+        help="relative width sigma/sigma_low - 1 sought (default: 0.001)",
+    )
+    search.add_argument(
+        "--accuracy",
+        type=float,
+        help="PrivacyBuckets accuracy of the two deciding queries "
+        "(default: what --tolerance needs)",
+    )
+    search.add_argument(
+        "--max-sigma", type=float, default=1e4, help="largest sigma tried (default: 10000)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(func=run_calibrate)
+
+
+def _arguments(args: argparse.Namespace) -> dict:
+    """The library's keyword arguments, each value checked under its option's name."""
+    cut = args.cut
+    if not (isinstance(cut, float) and cut == math.inf):
+        cut = check_positive_real("--cut", cut)
+    tolerance = check_positive_real("--tolerance", args.tolerance)
+    if tolerance >= 1.0:
+        raise InvalidInputError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
+    accuracy = args.accuracy
+    if accuracy is not None:
+        accuracy = check_positive_real("--accuracy", accuracy)
+        if accuracy >= 1.0:
+            raise InvalidInputError(f"--accuracy must lie in (0, 1), got {accuracy!r}")
+    return {
+        "epsilon": check_positive_real("--epsilon", args.epsilon),
+        "delta": check_target_delta("--delta", args.delta),
+        "sampling_rate": check_probability("--sampling-rate", args.sampling_rate),
+        "steps": check_positive_int("--steps", args.steps),
+        "cut": cut,
+        "truncation": args.truncation,
+        "tolerance": tolerance,
+        "accuracy": accuracy,
+        "max_sigma": check_positive_real("--max-sigma", args.max_sigma),
+    }
+
+
+def format_calibration(result) -> str:
+    """The human-readable report of a
+    :class:`~accountant.learning.calibration_results.NoiseCalibration`."""
+    rows = [
+        ("sigma (noise multiplier)", f"{result.sigma:.6g}"),
+        (
+            "certified delta at sigma",
+            f"[{result.delta_lower:.4g}, {result.delta_upper:.4g}] <= {result.delta:g}",
+        ),
+    ]
+    if result.sigma_low is None:
+        rows.append(("sigma_low (certified to fail)", "none found"))
+    else:
+        rows += [
+            ("sigma_low (certified to fail)", f"{result.sigma_low:.6g}"),
+            (
+                "certified lower delta there",
+                f"{result.sigma_low_delta_lower:.4g} > {result.delta:g}",
+            ),
+            (
+                "sigma / sigma_low - 1",
+                f"{result.relative_bracket:.3g} (tolerance {result.tolerance:g})",
+            ),
+        ]
+    rows.append(("PrivacyBuckets queries", str(result.evaluations)))
+    width = max(len(name) for name, _ in rows) + 2
+    lines = [
+        f"noise multiplier for eps = {result.epsilon:g}, delta = {result.delta:g} after "
+        f"{result.steps} steps (ADP, both directions)",
+        f"mechanism: {result.mechanism.description}",
+        "",
+        *(f"  {name:<{width}}{value}" for name, value in rows),
+    ]
+    if not result.converged:
+        lines += ["", "NOT within the tolerance (sigma is still certified): see the note"]
+    lines += [note_line(note) for note in result.notes]
+    return "\n".join(lines)
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Run ``accountant calibrate``; returns the exit status."""
+    started = time.perf_counter()
+    arguments = _arguments(args)
+    from accountant.learning.calibration import calibrate_noise_multiplier
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
+        result = calibrate_noise_multiplier(**arguments)
+    others = [str(w.message) for w in caught if str(w.message) not in result.notes]
+    seconds = time.perf_counter() - started
+    if args.json:
+        payload = result.to_dict(seconds)
+        payload["notes"] += list(dict.fromkeys(others))
+        print(json.dumps(payload, indent=2))
+        for note in payload["notes"]:
+            print(note_line(note), file=sys.stderr)
+        return 0
+    print(format_calibration(result))
+    for note in dict.fromkeys(others):
+        print(note_line(note))
+    print(f"\n(computed in {seconds:.2f} s)")
+    return 0

@@ -1,0 +1,86 @@
+"""What accountants answer: certified intervals or certified upper bounds, never bare
+numbers (:class:`accountant.protocol.Accountant`)."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+__all__ = ["Bounds", "DeltaUpperBound", "EpsilonBounds", "EpsilonUpperBound"]
+
+
+@attrs.frozen(eq=False)
+class Bounds:
+    """Certified ``lower <= true delta <= upper`` at ``epsilon`` (arrays when many eps).
+
+    ``achieved_accuracy`` is the largest relative bracket ``(upper - lower) / upper`` over
+    the eps asked for; ``accuracy`` is what was requested; ``bucket_width`` is the loss
+    width the engine chose.
+    """
+
+    lower: float | np.ndarray
+    upper: float | np.ndarray
+    epsilon: float | np.ndarray
+    kind: str
+    direction: str
+    releases: int
+    accuracy: float
+    achieved_accuracy: float
+    bucket_width: float
+
+    def __iter__(self):
+        """Unpack as ``lower, upper = bounds``."""
+        return iter((self.lower, self.upper))
+
+
+@attrs.frozen
+class EpsilonBounds:
+    """Certified bounds on the smallest eps with ``delta(eps) <= delta``: every eps at or
+    above ``upper`` is certified; no eps below ``lower`` can be (arrays when many deltas)."""
+
+    lower: float | np.ndarray
+    upper: float | np.ndarray
+    delta: float | np.ndarray
+    kind: str
+    direction: str
+    releases: int
+    accuracy: float
+    bucket_width: float
+
+    def __iter__(self):
+        """Unpack as ``lower, upper = bounds``."""
+        return iter((self.lower, self.upper))
+
+
+@attrs.frozen(eq=False)
+class DeltaUpperBound:
+    """A certified ``true delta <= upper`` at ``epsilon`` (arrays when many eps), from an
+    accountant that has no lower bound (the Extended MA). Field for field a
+    :class:`Bounds` without ``lower``."""
+
+    upper: float | np.ndarray
+    epsilon: float | np.ndarray
+    kind: str
+    direction: str
+    releases: int
+
+    def __float__(self) -> float:
+        """The bound as a number (a single eps only)."""
+        return float(self.upper)
+
+
+@attrs.frozen(eq=False)
+class EpsilonUpperBound:
+    """A certified eps: ``delta(eps) <= delta`` for every eps at or above ``upper``, from an
+    accountant that has no lower bound. Field for field an :class:`EpsilonBounds` without
+    ``lower``."""
+
+    upper: float
+    delta: float
+    kind: str
+    direction: str
+    releases: int
+
+    def __float__(self) -> float:
+        """The bound as a number."""
+        return float(self.upper)
