@@ -1,4 +1,5 @@
-"""The bookkeeping both accountants share: which mechanisms were composed how often."""
+"""The bookkeeping every accountant shares: which mechanisms were composed how often,
+the readable history, and the state an accountant is saved as and rebuilt from."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any
 
 import attrs
 
+from accountant.errors import InvalidInputError
 from accountant.validation import check_positive_int
 
-__all__ = ["Component", "add_releases", "history"]
+__all__ = ["STATE_VERSION", "Component", "add_releases", "history", "rebuild", "state_of"]
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -52,3 +54,50 @@ def add_releases(
             grown = attrs.evolve(component, times=component.times + times)
             return (*components[:index], grown, *components[index + 1 :])
     return (*components, build(mechanism, times))
+
+
+#: Version of the :meth:`state_dict` format of every accountant.
+STATE_VERSION = 1
+
+
+def state_of(kind: str, settings: dict[str, Any], components: tuple) -> dict[str, Any]:
+    """An accountant's state: ``{"kind", "version", "settings", "components"}`` with each
+    component as ``{"mechanism": <the object composed>, "times": n}``, in order."""
+    return {
+        "kind": kind,
+        "version": STATE_VERSION,
+        "settings": dict(settings),
+        "components": [{"mechanism": c.mechanism, "times": c.times} for c in components],
+    }
+
+
+def rebuild(cls: Any, state: Any, settings: tuple[str, ...]) -> Any:
+    """The accountant of class ``cls`` described by ``state`` (from :func:`state_of`):
+    built from the settings, then each component composed again in order. Refuses a
+    state of another kind or version, or with missing or unknown settings, naming them."""
+    kind = cls.__name__
+    if not isinstance(state, dict):
+        raise InvalidInputError(f"state must be a dict from {kind}.state_dict(), got {state!r}")
+    if state.get("kind") != kind:
+        raise InvalidInputError(f"state describes a {state.get('kind')!r}, not a {kind}")
+    if state.get("version") != STATE_VERSION:
+        raise InvalidInputError(
+            f"state has version {state.get('version')!r}; this library reads {STATE_VERSION}"
+        )
+    given = state.get("settings")
+    if not isinstance(given, dict) or set(given) != set(settings):
+        raise InvalidInputError(
+            f"state settings must have exactly the keys {sorted(settings)}, got {given!r}"
+        )
+    components = state.get("components")
+    if not isinstance(components, list) or not all(
+        isinstance(c, dict) and set(c) == {"mechanism", "times"} for c in components
+    ):
+        raise InvalidInputError(
+            "state components must be a list of {'mechanism': ..., 'times': n}, "
+            f"got {components!r}"
+        )
+    accountant = cls(**given)
+    for component in components:
+        accountant = accountant.compose(component["mechanism"], component["times"])
+    return accountant

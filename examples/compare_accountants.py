@@ -70,8 +70,10 @@ def compute(
 ) -> tuple[dict[str, np.ndarray], float, str]:
     """Every curve on ``epsilons``; the distinguishing mass; the peer's status line."""
     curves: dict[str, np.ndarray] = {
-        "MA paper": np.asarray(ExtendedMA(conversion="paper").compose(pair, times).delta(epsilons)),
-        "MA tight": np.asarray(ExtendedMA().compose(pair, times).delta(epsilons)),
+        "MA paper": np.asarray(
+            ExtendedMA(conversion="paper").compose(pair, times).delta(epsilons).upper
+        ),
+        "MA tight": np.asarray(ExtendedMA().compose(pair, times).delta(epsilons).upper),
     }
     with reported_warnings("PrivacyBuckets"):
         bounds = PrivacyBuckets(accuracy=accuracy).compose(pair, times=times).delta(epsilons)

@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> None:
         details = tight.delta_details(eps)
         print(
             f"{n:>6} {tight.distinguishing_mass():11.3e} {details.delta:11.3e} "
-            f"{paper.delta(eps):11.3e} {details.a_over_b.lam:8.3g}"
+            f"{paper.delta(eps).upper:11.3e} {details.a_over_b.lam:8.3g}"
         )
 
 

@@ -38,4 +38,4 @@ def test_readme_python_example_runs():
     namespace: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), namespace)
     bounds = namespace["pb"].delta(0.3)
-    assert bounds.lower <= bounds.upper <= namespace["ma"].delta(0.3)
+    assert bounds.lower <= bounds.upper <= namespace["ma"].delta(0.3).upper

@@ -30,15 +30,12 @@ from accountant.buckets.refinement import (
 )
 from accountant.buckets.release_store import ReleaseStore
 from accountant.buckets.rounded_plan import RoundedPlan
-from accountant.buckets.sources import PLDRelease, ReleaseSource
+from accountant.buckets.sources import release_source
 from accountant.buckets.walks import delta_walk, epsilon_walk
 from accountant.buckets.widths import StartingWidth, initial_width, refined_width
-from accountant.composition import Component, add_releases, history
+from accountant.composition import Component, add_releases, history, rebuild, state_of
 from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
-from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
-from accountant.pairs.worst_case import WorstCasePair
-from accountant.protocol import AnalyticMechanism
 from accountant.results import Bounds, EpsilonBounds
 from accountant.validation import (
     check_finite_real,
@@ -62,26 +59,6 @@ PARALLEL_BUCKETS = 1 << 20
 #: The releases kept between the two passes of a composition hold at most this many
 #: arrays of ``max_buckets`` float64 entries (384 MiB at the default budget).
 STORE_ARRAYS = 6
-
-
-def _as_release(mechanism: Any) -> ReleaseSource:
-    if isinstance(mechanism, WorstCasePair):
-        return PLDRelease(privacy_loss_distribution(mechanism, "A/B"), mechanism.description)
-    if isinstance(mechanism, PrivacyLossDistribution):
-        return PLDRelease(mechanism, "privacy-loss distribution")
-    if isinstance(mechanism, AnalyticMechanism):
-        return mechanism.bucket_release()
-    if isinstance(mechanism, list | tuple):
-        raise InvalidInputError(
-            "PrivacyBuckets composes one pair per release; a sequence of pairs (the worst "
-            "case over shifts) has no single composed PLD. Compose each pair separately, "
-            "or use ExtendedMA, which bounds the worst case over the sequence"
-        )
-    raise InvalidInputError(
-        "mechanism must be a WorstCasePair, a PrivacyLossDistribution or an analytic "
-        "mechanism (accountant.protocol.AnalyticMechanism, e.g. from accountant.mechanisms), "
-        f"got {type(mechanism).__name__}"
-    )
 
 
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> None:
@@ -126,7 +103,7 @@ class PrivacyBuckets:
         """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
         composition by composing again). Composing the same object adds to its count."""
         components = add_releases(
-            self.components, mechanism, times, lambda m, n: Component(m, _as_release(m), n)
+            self.components, mechanism, times, lambda m, n: Component(m, release_source(m), n)
         )
         return attrs.evolve(self, components=components)
 
@@ -139,6 +116,16 @@ class PrivacyBuckets:
     def history(self) -> str:
         """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
         return history(self.components)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Settings and components (:func:`~accountant.composition.state_of`)."""
+        settings = {n: getattr(self, n) for n in ("accuracy", "max_buckets", "tail_mass")}
+        return state_of("PrivacyBuckets", settings, self.components)
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> PrivacyBuckets:
+        """The accountant :meth:`state_dict` described."""
+        return rebuild(cls, state, ("accuracy", "max_buckets", "tail_mass"))
 
     # -- choosing the width -------------------------------------------------------------
 

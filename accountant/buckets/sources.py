@@ -8,16 +8,19 @@ interface from CDFs (:mod:`accountant.buckets.analytic_release`).
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 import numpy as np
 
 from accountant.buckets.bucketed import BucketedPLD, bucket_pld
 from accountant.buckets.rounding import round_to_lattice
-from accountant.pairs.pld import PrivacyLossDistribution
+from accountant.errors import InvalidInputError
+from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
+from accountant.pairs.worst_case import WorstCasePair
+from accountant.protocol import AnalyticMechanism
 
-__all__ = ["LossStatistics", "PLDRelease", "ReleaseSource", "lattice_spacing"]
+__all__ = ["LossStatistics", "PLDRelease", "ReleaseSource", "lattice_spacing", "release_source"]
 
 #: Losses count as a lattice when every ``(L - L_0) / g`` is this close to an integer.
 LATTICE_TOLERANCE = 1e-7
@@ -170,3 +173,25 @@ def estimated_span(stats: list[tuple[LossStatistics, int]]) -> float:
     total_range = sum(n * (s.high - s.low) for s, n in stats)
     widest = max((s.high - s.low for s, _ in stats), default=0.0)
     return min(total_range, 24.0 * deviation + widest) + widest
+
+
+def release_source(mechanism: Any) -> ReleaseSource:
+    """What PrivacyBuckets composes for ``mechanism``: a pair's or a PLD's
+    :class:`PLDRelease`, an analytic mechanism's ``bucket_release()``."""
+    if isinstance(mechanism, WorstCasePair):
+        return PLDRelease(privacy_loss_distribution(mechanism, "A/B"), mechanism.description)
+    if isinstance(mechanism, PrivacyLossDistribution):
+        return PLDRelease(mechanism, "privacy-loss distribution")
+    if isinstance(mechanism, AnalyticMechanism):
+        return mechanism.bucket_release()
+    if isinstance(mechanism, list | tuple):
+        raise InvalidInputError(
+            "PrivacyBuckets composes one pair per release; a sequence of pairs (the worst "
+            "case over shifts) has no single composed PLD. Compose each pair separately, "
+            "or use ExtendedMA, which bounds the worst case over the sequence"
+        )
+    raise InvalidInputError(
+        "mechanism must be a WorstCasePair, a PrivacyLossDistribution or an analytic "
+        "mechanism (accountant.protocol.AnalyticMechanism, e.g. from accountant.mechanisms), "
+        f"got {type(mechanism).__name__}"
+    )

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant.composition import Component, add_releases, history
+from accountant.composition import Component, add_releases, history, rebuild, state_of
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.moments.lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 from accountant.moments.log_moments import LogMomentSource, PairLogMoments
@@ -44,6 +44,7 @@ from accountant.numerics.directed import (
     up,
 )
 from accountant.pairs.worst_case import WorstCasePair
+from accountant.results import DeltaUpperBound, EpsilonUpperBound
 from accountant.validation import (
     ONE_DIRECTION,
     check_direction,
@@ -103,7 +104,7 @@ class ExtendedMA:
 
     >>> from accountant import ExtendedMA, mechanisms
     >>> ma = ExtendedMA().compose(mechanisms.GaussianMechanism(sigma=10.0), times=100)
-    >>> round(ma.epsilon(1e-5), 3) > 0
+    >>> ma.epsilon(1e-5).upper > 0
     True
     """
 
@@ -128,6 +129,15 @@ class ExtendedMA:
     def history(self) -> str:
         """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
         return history(self.components)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Settings and components (:func:`~accountant.composition.state_of`)."""
+        return state_of("ExtendedMA", {"conversion": self.conversion}, self.components)
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> ExtendedMA:
+        """The accountant :meth:`state_dict` described."""
+        return rebuild(cls, state, ("conversion",))
 
     # -- composed quantities, per direction -------------------------------------------
 
@@ -170,25 +180,23 @@ class ExtendedMA:
 
     # -- delta -------------------------------------------------------------------------
 
-    def _objective(self, lam: float, eps: float, direction: str) -> float:
-        return (
-            self.log_moment(lam, direction)
-            + log_conversion_factor(lam, self.conversion)
-            - lam * eps
-        )
+    def _objective(self, lam: float, eps: float, direction: str, conversion: str) -> float:
+        return self.log_moment(lam, direction) + log_conversion_factor(lam, conversion) - lam * eps
 
-    def _objective_error(self, lam: float, eps: float, direction: str) -> float:
+    def _objective_error(self, lam: float, eps: float, direction: str, conversion: str) -> float:
         """A bound on the rounding error of :meth:`_objective`: the sources' declared
         errors of ``Gamma_lambda`` times their counts, plus the final sums and products."""
         sources = math.fsum(
             c.times * c.source.log_moment_error(lam, direction) for c in self.components
         )
         terms = abs(self.log_moment(lam, direction)) + lam * eps
-        terms += abs(log_conversion_factor(lam, self.conversion))
+        terms += abs(log_conversion_factor(lam, conversion))
         return up(sources * (1.0 + 1e-12) + 8.0 * _UNIT_ROUNDOFF * terms)
 
-    def _bound(self, eps: float, direction: str) -> DirectionalBound:
-        """The bound rounded up to the last bit: ``Omega`` and the finite part each from
+    def _bound(self, eps: float, direction: str, kind: str = "ADP") -> DirectionalBound:
+        """The ADP bound (``kind="PDP"``: the Chernoff bound ``Omega + e^(G - lambda eps)``
+        on ``P[L > eps]``, i.e. ``c = 1`` and no ``near_top`` term) rounded up to the last
+        bit: ``Omega`` and the finite part each from
         certified pieces (:mod:`accountant.numerics.directed`), the optimal lambda's objective
         moved up by its rounding bound, ``e^x`` rounded up (never 0 for a finite ``x``)."""
         logs = self._mass_logs(direction)
@@ -204,17 +212,16 @@ class ExtendedMA:
             # Every composed finite loss is <= eps: the finite part of delta is exactly 0.
             return DirectionalBound(omega, math.inf, omega, 0.0)
         # sum_{L > eps} A_n (1 - e^{eps - L}) <= F^n (sup L - eps): tiny near the top loss.
-        near_top = exp_up(log_finite_mass) * up(max_loss - eps)
+        near_top = exp_up(log_finite_mass) * up(max_loss - eps) if kind == "ADP" else math.inf
+        conversion = self.conversion if kind == "ADP" else "paper"
         lam = increasing_root(
             lambda x: (
-                self._log_moment_slope(x, direction)
-                + _log_conversion_slope(x, self.conversion)
-                - eps
+                self._log_moment_slope(x, direction) + _log_conversion_slope(x, conversion) - eps
             )
         )
         lam = min(max(lam, LAMBDA_MIN), LAMBDA_MAX)  # every lambda > 0 gives a valid bound
-        log_finite = self._objective(lam, eps, direction)
-        log_finite = sum_up(log_finite, self._objective_error(lam, eps, direction))
+        log_finite = self._objective(lam, eps, direction, conversion)
+        log_finite = sum_up(log_finite, self._objective_error(lam, eps, direction, conversion))
         if log_finite >= log_finite_mass:
             lam, log_finite = 0.0, log_finite_mass
         finite = exp_up(log_finite)
@@ -228,19 +235,36 @@ class ExtendedMA:
         a_over_b, b_over_a = (self._bound(eps, d) for d in ONE_DIRECTION)
         return MomentsDelta(eps, self.conversion, a_over_b, b_over_a)
 
-    def delta(self, epsilon: float | np.ndarray, direction: str = "max") -> float | np.ndarray:
-        """Upper bound on delta(eps) after all compositions; vectorised over ``epsilon``."""
+    def delta(self, epsilon: float | np.ndarray, direction: str = "max") -> DeltaUpperBound:
+        """Certified upper bound on the ADP delta(eps) after all compositions (``upper``);
+        vectorised over ``epsilon``. The Extended MA has no lower bound: the type says so."""
+        return self._query(epsilon, direction, "ADP")
+
+    def delta_pdp(self, epsilon: float | np.ndarray, direction: str = "max") -> DeltaUpperBound:
+        """Certified upper bound on the PDP delta ``P_A[L > eps]`` (distinguishing events
+        included): ``Omega + min_lambda e^(G(lambda) - lambda eps)`` (Chernoff; ``c = 1``
+        whatever the ``conversion``)."""
+        return self._query(epsilon, direction, "PDP")
+
+    def _query(self, epsilon: Any, direction: str, kind: str) -> DeltaUpperBound:
         direction = check_direction("direction", direction)
         eps = check_epsilons("epsilon", epsilon)
         directions = directions_of(direction)
         values = np.array(
-            [max(self._bound(float(e), d).delta for d in directions) for e in eps.reshape(-1)]
+            [max(self._bound(float(e), d, kind).delta for d in directions) for e in eps.reshape(-1)]
         ).reshape(eps.shape)
-        return float(values) if values.ndim == 0 else values
+        scalar = values.ndim == 0
+        return DeltaUpperBound(
+            upper=float(values) if scalar else values,
+            epsilon=float(eps) if scalar else eps,
+            kind=kind,
+            direction=direction,
+            releases=self.releases,
+        )
 
     # -- epsilon -----------------------------------------------------------------------
 
-    def epsilon(self, delta: float, direction: str = "max") -> float:
+    def epsilon(self, delta: float, direction: str = "max") -> EpsilonUpperBound:
         """Smallest eps whose bound is at most ``delta`` (in every requested direction).
 
         ``eps = min(max total finite loss, inf_lambda (G + ln c - ln(delta - Omega)) / lambda)``,
@@ -250,8 +274,8 @@ class ExtendedMA:
         """
         target = check_target_delta("delta", delta)
         direction = check_direction("direction", direction)
-        directions = directions_of(direction)
-        return max(self._epsilon(target, d) for d in directions)
+        upper = max(self._epsilon(target, d) for d in directions_of(direction))
+        return EpsilonUpperBound(upper, target, "ADP", direction, self.releases)
 
     def _epsilon(self, target: float, direction: str) -> float:
         logs = self._mass_logs(direction)

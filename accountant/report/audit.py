@@ -129,7 +129,9 @@ def audit_pairs(
         exact_adp = each("one release", lambda d: max(p.epsilon(target) for p in plds[d]))
         exact_pdp = each("one release", lambda d: max(p.epsilon_pdp(target) for p in plds[d]))
         ma = {
-            c: MomentsResult(each(f"Extended MA, n = {times}", lambda d, a=a: a.epsilon(target, d)))
+            c: MomentsResult(
+                each(f"Extended MA, n = {times}", lambda d, a=a: a.epsilon(target, d).upper)
+            )
             for c, a in (("tight", tight), ("paper", paper))
         }
     buckets = None

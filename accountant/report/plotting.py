@@ -75,14 +75,14 @@ def plot_delta_curves(
         )
     axes.plot(
         epsilons,
-        tight.delta(epsilons, direction),
+        tight.delta(epsilons, direction).upper,
         color="tab:green",
         lw=1.5,
         label="Extended MA, tight conversion",
     )
     axes.plot(
         epsilons,
-        paper.delta(epsilons, direction),
+        paper.delta(epsilons, direction).upper,
         color="tab:red",
         lw=1.2,
         ls="--",
@@ -133,7 +133,7 @@ def _default_top(accountant: ExtendedMA, direction: str) -> float:
     if not target < 1.0:
         return 1.0
     try:
-        return max(2.0 * accountant.epsilon(target, direction), 0.5)
+        return max(2.0 * accountant.epsilon(target, direction).upper, 0.5)
     except InfeasibleTargetError:
         return 1.0
 

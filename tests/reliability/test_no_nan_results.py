@@ -55,14 +55,14 @@ AWKWARD = {
     "exact_delta-eps-1e300": lambda: exact_delta(PAIR, 1e300),
     "exact_delta_pdp-eps-max-float": lambda: exact_delta_pdp(PAIR, 1.7e308),
     "exact_epsilon-delta-near-1": lambda: exact_epsilon(TINY_PAIR, 1.0 - 1e-16),
-    "ExtendedMA-delta-eps-1e300": lambda: ExtendedMA().compose(PAIR, 10).delta(1e300),
-    "ExtendedMA-tiny-masses": lambda: ExtendedMA().compose(TINY_PAIR, 1000).delta([0.0, 1.0]),
-    "ExtendedMA-spike-epsilon": lambda: ExtendedMA().compose(SPIKE_PAIR, 5).epsilon(0.999999),
+    "ExtendedMA-delta-eps-1e300": lambda: ExtendedMA().compose(PAIR, 10).delta(1e300).upper,
+    "ExtendedMA-tiny-masses": lambda: ExtendedMA().compose(TINY_PAIR, 1000).delta([0.0, 1.0]).upper,
+    "ExtendedMA-spike-epsilon": lambda: ExtendedMA().compose(SPIKE_PAIR, 5).epsilon(0.999999).upper,
     "ExtendedMA-gradient-tiny": lambda: (
         ExtendedMA().compose(TINY_PAIR, 5).delta_and_gradient(0.5).gradients[0][0].b
     ),
     "ExtendedMA-Gaussian-1e15-releases": lambda: (
-        ExtendedMA().compose(mechanisms.GaussianMechanism(1.0), 10**15).epsilon(0.5)
+        ExtendedMA().compose(mechanisms.GaussianMechanism(1.0), 10**15).epsilon(0.5).upper
     ),
     "PrivacyBuckets-delta-eps-1e6": lambda: tuple(
         PrivacyBuckets(accuracy=1e-2).compose(PAIR, 10).delta([1e6, 1e300])

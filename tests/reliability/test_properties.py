@@ -161,7 +161,7 @@ def test_delta_is_non_increasing_in_eps(pair: WorstCasePair, times: int, eps: li
     for conversion in CONVERSIONS:
         ma = ExtendedMA(conversion=conversion).compose(pair, times=times)
         for direction in DIRECTIONS:
-            values = np.atleast_1d(ma.delta(grid, direction=direction))
+            values = np.atleast_1d(ma.delta(grid, direction=direction).upper)
             assert (
                 (values >= 0.0)
                 & (values <= brute_force.total_mass_bound([(pair.a, pair.b, times)]))
@@ -241,17 +241,17 @@ def test_moments_and_exact_epsilon_round_trip(pair: WorstCasePair, times: int, e
     smallest eps whose exact delta is <= target (bisection to a few ulp)."""
     for conversion in CONVERSIONS:
         ma = ExtendedMA(conversion=conversion).compose(pair, times=times)
-        target = float(ma.delta(eps0))
+        target = float(ma.delta(eps0).upper)
         if not 0.0 < target < 1.0:
             continue
-        found = ma.epsilon(target)
-        assert ma.delta(found) <= target, (conversion, found)  # certified
+        found = ma.epsilon(target).upper
+        assert ma.delta(found).upper <= target, (conversion, found)  # certified
         # smallest: eps0 reaches the target, so found <= eps0, unless the bound is flat
         # within rounding between them (slope lambda * delta with lambda ~ 1e-10 turns a
         # rounding of the bound into an eps of ~1e-7); then the bound just below found is
         # still the target up to rounding
         if found > eps0 * (1.0 + 1e-9) + 1e-12:
-            just_below = float(ma.delta(eps0 + (found - eps0) * (1.0 - 1e-6)))
+            just_below = float(ma.delta(eps0 + (found - eps0) * (1.0 - 1e-6)).upper)
             assert just_below >= target * (1.0 - 1e-9), (conversion, eps0, found, just_below)
     exact = float(exact_delta(pair, eps0))
     if 0.0 < exact < 1.0:
