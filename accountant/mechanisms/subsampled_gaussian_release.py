@@ -15,12 +15,10 @@ Besides the continuous part there are:
   masses (normal tails, well conditioned) go to the atom's bucket; if its loss range meets
   other buckets, each of them counts its whole mass as absolute error.
 
-Each bucket's masses carry the per-bucket bounds of
-:mod:`accountant.mechanisms.subsampled_gaussian_masses`;
-the engine gets one relative error (the largest among buckets holding at least ``1e-12`` of
-the largest mass, at most ``1e-9``) and the rest as absolute error vectors. From many
-releases on the engine rounds the release onto a lattice instead, keeping the mean
-(:meth:`SubsampledGaussianRelease.lattice`, :mod:`accountant.buckets.analytic_lattice`).
+Each bucket's masses carry the bounds of :mod:`~accountant.mechanisms.subsampled_gaussian_masses`;
+one relative error (:func:`~accountant.buckets.analytic_lattice.split_errors`), the rest
+absolute. From many releases on the engine rounds the release onto a lattice instead,
+keeping the mean (:meth:`SubsampledGaussianRelease.lattice`).
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri_exp
 
 from accountant.buckets.analytic_lattice import lattice_release, split_errors
+from accountant.buckets.analytic_release import LOST_SLACK, MIN_TAIL, SNAP
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
@@ -48,7 +47,7 @@ from accountant.mechanisms.subsampled_gaussian_masses import (
     subsampled_law,
 )
 from accountant.mechanisms.subsampled_loss import loss_f
-from accountant.numerics.gaussian import log_normal_between
+from accountant.numerics.gaussian import normal_mass_between
 from accountant.validation import check_one_direction
 
 __all__ = ["SubsampledGaussianRelease"]
@@ -58,14 +57,6 @@ RESOLVED_ELL = 25.0
 CHUNK = 1 << 15
 _TINY = 2.3e-308
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
-#: Relative slack on the cut tail masses; unbounded tails are cut at no less than MIN_TAIL.
-LOST_SLACK = 1e-6
-MIN_TAIL = 1e-300
-SNAP = 1e-6
-
-
-def _arr(value: float) -> np.ndarray:
-    return np.array([value], dtype=np.float64)
 
 
 class SubsampledGaussianRelease:
@@ -98,9 +89,7 @@ class SubsampledGaussianRelease:
         self._e_bot = scale + 8.0 * U * (abs(self._l_bot) + 1.0) if math.isfinite(k) else 0.0
         # the unresolved top: l in [ell_top, ell_star], per side (A, S)
         self._lump = [
-            float(np.exp(log_normal_between(_arr(top), _arr(hi))[0]))
-            if g.ell_star > ceiling
-            else 0.0
+            normal_mass_between(top, hi) if g.ell_star > ceiling else 0.0
             for top, hi in zip(self._top, self._support[1], strict=True)
         ]
         self._lump_hi = g.atom_loss if g.q < 1.0 else g.ell_star
@@ -125,7 +114,7 @@ class SubsampledGaussianRelease:
         off, mu = self._offsets[side], self._g.mu
         lo = max(self._support[0][side], ell_lo / mu + off)
         hi = min(self._top[side], ell_hi / mu + off)
-        return float(np.exp(log_normal_between(_arr(lo), _arr(hi))[0])) if hi > lo else 0.0
+        return normal_mass_between(lo, hi)
 
     def _mass_ab(self, low: float, high: float, weights, slack: float = 0.0) -> float:
         """Weighted mass of the A/B losses in ``[low, high]`` (normalised); with ``slack``

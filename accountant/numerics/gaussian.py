@@ -32,6 +32,7 @@ __all__ = [
     "mills",
     "mills_complement",
     "narrow_gauss_integrals",
+    "normal_mass_between",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -256,3 +257,10 @@ def log_normal_between(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     if finite.any():
         out[finite] = log_gauss_mass(lo[finite], hi[finite], hi[finite] - lo[finite])
     return out
+
+
+def normal_mass_between(lo: float, hi: float) -> float:
+    """``Phi(hi) - Phi(lo)`` for scalars by :func:`log_normal_between`; 0 if ``hi <= lo``."""
+    if not hi > lo:
+        return 0.0
+    return float(np.exp(log_normal_between(np.array([lo]), np.array([hi]))[0]))
