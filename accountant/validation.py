@@ -33,6 +33,7 @@ __all__ = [
     "check_target_delta",
     "directions_of",
     "mass_tolerance_for",
+    "shown",
 ]
 
 #: Largest accepted deviation of a probability mass function's total from 1.
@@ -45,7 +46,8 @@ DIRECTIONS = ("max", "A/B", "B/A")
 ONE_DIRECTION = ("A/B", "B/A")
 
 
-def _show(value: Any) -> str:
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters for an error message."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -53,7 +55,7 @@ def _show(value: Any) -> str:
 def check_finite_real(name: str, value: Any) -> float:
     """A finite real number (bools refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{name} must be a real number, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be a real number, got {shown(value)}")
     result = float(value)
     if not math.isfinite(result):
         raise InvalidInputError(f"{name} must be finite, got {result!r}")
@@ -71,7 +73,7 @@ def check_positive_real(name: str, value: Any) -> float:
 def check_positive_int(name: str, value: Any) -> int:
     """An integer >= 1 (numpy integers accepted; floats, bools and strings refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InvalidInputError(f"{name} must be a positive integer, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be a positive integer, got {shown(value)}")
     result = int(value)
     if result < 1:
         raise InvalidInputError(f"{name} must be a positive integer, got {result!r}")
@@ -100,18 +102,18 @@ def check_epsilons(name: str, value: Any) -> np.ndarray:
     """One or many epsilons, each finite and >= 0; returned as a float64 array."""
     if isinstance(value, bool | str | bytes):
         raise InvalidInputError(
-            f"{name} must be a number or an array of numbers, got {_show(value)}"
+            f"{name} must be a number or an array of numbers, got {shown(value)}"
         )
     try:
         kind = np.asarray(value).dtype.kind
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
-            f"{name} must be a number or an array of numbers, got {_show(value)}"
+            f"{name} must be a number or an array of numbers, got {shown(value)}"
         ) from exc
     if kind not in "fiu":  # numpy would coerce strings, bools and objects silently
         raise InvalidInputError(
-            f"{name} must be a number or an array of numbers, got {_show(value)}"
+            f"{name} must be a number or an array of numbers, got {shown(value)}"
         )
     if array.size == 0:
         raise InvalidInputError(f"{name} must not be empty")
@@ -125,14 +127,14 @@ def check_epsilons(name: str, value: Any) -> np.ndarray:
 def check_direction(name: str, value: Any) -> str:
     """One of ``"max"`` (both directions, the larger), ``"A/B"`` or ``"B/A"``."""
     if value not in DIRECTIONS:
-        raise InvalidInputError(f"{name} must be one of {DIRECTIONS}, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be one of {DIRECTIONS}, got {shown(value)}")
     return str(value)
 
 
 def check_one_direction(name: str, value: Any) -> str:
     """``"A/B"`` or ``"B/A"`` (a single direction: ``"max"`` is refused)."""
     if value not in ONE_DIRECTION:
-        raise InvalidInputError(f"{name} must be 'A/B' or 'B/A', got {_show(value)}")
+        raise InvalidInputError(f"{name} must be 'A/B' or 'B/A', got {shown(value)}")
     return str(value)
 
 
@@ -187,12 +189,12 @@ def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np
     Returns a read-only float64 copy.
     """
     if isinstance(value, str | bytes):
-        raise InvalidInputError(f"{name} must be an array of probabilities, got {_show(value)}")
+        raise InvalidInputError(f"{name} must be an array of probabilities, got {shown(value)}")
     try:
         array = np.array(value, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(
-            f"{name} must be an array of probabilities, got {_show(value)}"
+            f"{name} must be an array of probabilities, got {shown(value)}"
         ) from exc
     if np.asarray(value).dtype.kind not in "fiu":
         raise InvalidInputError(

@@ -44,11 +44,11 @@ from accountant.learning.calibration_results import CalibrationPoint, NoiseCalib
 from accountant.learning.calibration_search import CalibrationSearch, CalibrationSettings
 from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS
 from accountant.validation import (
-    _show,
     check_positive_int,
     check_positive_real,
     check_probability,
     check_target_delta,
+    shown,
 )
 
 __all__ = ["CalibrationPoint", "NoiseCalibration", "calibrate_noise_multiplier"]
@@ -74,7 +74,7 @@ def _settings(**kw: Any) -> CalibrationSettings:
     """Every argument checked, naming it and its value."""
     if kw["truncation"] not in TRUNCATIONS:
         raise InvalidInputError(
-            f"truncation must be one of {TRUNCATIONS}, got {_show(kw['truncation'])}"
+            f"truncation must be one of {TRUNCATIONS}, got {shown(kw['truncation'])}"
         )
     accuracy = kw["accuracy"]
     settings = CalibrationSettings(

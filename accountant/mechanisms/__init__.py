@@ -12,6 +12,7 @@ True
 A new family is one new module here; the line that exports it below registers it.
 """
 
+from accountant.mechanisms.discrete_laplace import TruncatedDiscreteLaplaceMechanism
 from accountant.mechanisms.gaussian import GaussianMechanism, TruncatedGaussianMechanism
 from accountant.mechanisms.laplace import LaplaceMechanism, TruncatedLaplaceMechanism
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
@@ -20,6 +21,7 @@ __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
     "SubsampledTruncatedGaussian",
+    "TruncatedDiscreteLaplaceMechanism",
     "TruncatedGaussianMechanism",
     "TruncatedLaplaceMechanism",
 ]

@@ -25,11 +25,11 @@ from accountant.errors import InvalidInputError
 from accountant.noise import GRID_TOLERANCE, NoiseDistribution
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
-    _show,
     check_noise,
     check_positive_int,
     check_positive_real,
     check_probability,
+    shown,
 )
 
 __all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
@@ -42,8 +42,8 @@ def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> n
     try:
         values = np.asarray(gradient, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        shown = _show(gradient)
-        raise InvalidInputError(f"{name} must be an array of numbers, got {shown}") from exc
+        text = shown(gradient)
+        raise InvalidInputError(f"{name} must be an array of numbers, got {text}") from exc
     if values.shape != (size,):
         raise InvalidInputError(
             f"{name} must have shape ({size},) (noise size + shift), got {values.shape}"

@@ -23,12 +23,12 @@ from accountant.numerics.directed import MassLogs, fsum_bounds
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
     MASS_TOLERANCE,
-    _show,
     check_direction,
     check_epsilons,
     check_finite_real,
     check_target_delta,
     directions_of,
+    shown,
 )
 
 __all__ = [
@@ -47,7 +47,7 @@ def _readonly(array: np.ndarray, name: str = "array") -> np.ndarray:
     try:
         array = np.ascontiguousarray(array, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # (not numpy's bare error)
-        raise InvalidInputError(f"{name} must be an array of numbers, got {_show(array)}") from exc
+        raise InvalidInputError(f"{name} must be an array of numbers, got {shown(array)}") from exc
     array.setflags(write=False)
     return array
 

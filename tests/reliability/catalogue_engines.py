@@ -255,6 +255,24 @@ ENGINE_CASES = [
         lambda v: mechanisms.TruncatedLaplaceMechanism(1.0, 3.0).log_moment(v, "B/A"),
         [(-0.5, "got -0.5")],
     ),
+    *each(
+        "mechanisms.TruncatedDiscreteLaplaceMechanism",
+        "scale",
+        lambda v: mechanisms.TruncatedDiscreteLaplaceMechanism(scale=v, bound=3),
+        [(NAN, "got nan"), (-1.0, "got -1.0"), ("2", "got '2'")],
+    ),
+    *each(
+        "mechanisms.TruncatedDiscreteLaplaceMechanism",
+        "bound",
+        lambda v: mechanisms.TruncatedDiscreteLaplaceMechanism(scale=1.0, bound=v),
+        [(2.5, "got 2.5"), (0, "got 0"), (True, "got True")],
+    ),
+    *each(
+        "mechanisms.TruncatedDiscreteLaplaceMechanism",
+        "sensitivity",
+        lambda v: mechanisms.TruncatedDiscreteLaplaceMechanism(scale=1.0, bound=3, sensitivity=v),
+        [(6, "got sensitivity=6"), (-1, "got -1")],
+    ),
     # --- noise families (values not in tests/test_bad_inputs.py) -------------------------
     *each(
         "noise.uniform", "bound", lambda v: noise.uniform(v, 0.5), [(NAN, "nan"), (-1.0, "-1.0")]
