@@ -17,7 +17,6 @@ in :mod:`accountant.mechanisms`.
 from __future__ import annotations
 
 import math
-import numbers
 
 import attrs
 import numpy as np
@@ -30,18 +29,9 @@ from accountant.noise.families import from_log_density, symmetric_grid
 from accountant.numerics.directed import MassLogs
 from accountant.pairs.pld import privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
-from accountant.validation import check_positive_real
+from accountant.validation import check_positive_int, check_positive_real
 
 __all__ = ["TruncatedDiscreteLaplaceMechanism", "distinguishing_mass_closed_form"]
-
-
-def _positive_integer(name: str):
-    def convert(value: object) -> int:
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
-        return int(value)
-
-    return convert
 
 
 @attrs.frozen(kw_only=True)
@@ -56,8 +46,10 @@ class TruncatedDiscreteLaplaceMechanism:
     """
 
     scale: float = attrs.field(converter=lambda v: check_positive_real("scale", v))
-    bound: int = attrs.field(converter=_positive_integer("bound"))
-    sensitivity: int = attrs.field(default=1, converter=_positive_integer("sensitivity"))
+    bound: int = attrs.field(converter=lambda v: check_positive_int("bound", v))
+    sensitivity: int = attrs.field(
+        default=1, converter=lambda v: check_positive_int("sensitivity", v)
+    )
     _pair: WorstCasePair = attrs.field(init=False, repr=False, eq=False)
     _moments: PairLogMoments = attrs.field(init=False, repr=False, eq=False)
 
