@@ -131,7 +131,7 @@ def shift_pairs(min_size: int = 2, max_size: int = 10):
     return _shift_pair(min_size, max_size).map(lambda ab: WorstCasePair(*ab, description="shift"))
 
 
-#: Short alias (used by tests/test_moments.py).
+#: Short alias (used by tests/moments/test_extended_ma.py).
 pairs = worst_case_pairs
 
 
@@ -188,7 +188,7 @@ def epsilons(max_value: float = 5.0):
 
 
 # ---------------------------------------------------------------------------------------
-# Special shapes for tests/reliability: zeros inside the support, spikes, one-point noise
+# Special shapes for tests/guarantees: zeros inside the support, spikes, one-point noise
 # and asymmetric pairs, each drawn on purpose (not only by chance as above).
 
 #: Masses next to a spike: their total is at most ~1e-9 (so the spike is ~1 - 1e-9).

@@ -33,7 +33,7 @@ from accountant import (
     exact_delta,
     exact_delta_pdp,
 )
-from tests.reliability.test_properties import (
+from tests.guarantees.test_properties import (
     ASYMMETRIC,
     CONVERSIONS,
     DIRECTIONS,

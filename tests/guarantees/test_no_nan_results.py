@@ -33,7 +33,7 @@ except ImportError:  # pragma: no cover - the [torch] extra is missing
     torch = None
 
 
-from tests.reliability.catalogue import (
+from tests.bad_inputs.catalogue import (
     PAIR,
     PM,
     _certify,

@@ -20,7 +20,7 @@ import accountant.learning.calibration_search as search_module
 from accountant import calibrate_noise_multiplier
 from accountant.learning.calibration_results import CALIBRATION_SCHEMA_VERSION
 from accountant.report.cli import main
-from tests.test_calibration import SMALL, _WideBuckets
+from tests.learning.test_calibration import SMALL, _WideBuckets
 
 ARGS = ["--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.05", "--steps", "100"]
 ARGS += ["--cut", "8"]

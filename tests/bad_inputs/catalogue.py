@@ -1,4 +1,4 @@
-"""Shared pieces of the bad-input catalogue (``tests/reliability/test_bad_input_*.py``):
+"""Shared pieces of the bad-input catalogue (``tests/bad_inputs/``):
 small valid inputs, the ``case``/``each`` builders that record which public callable a
 case covers, and the tables of bad values with how messages show them."""
 

@@ -194,7 +194,7 @@ def test_learn_bad_flag_exits_2_with_one_line(args, argument, shown, tmp_path):
 
 
 def test_no_cli_case_repeats_tests_test_cli():
-    from tests.test_cli import test_bad_arguments_exit_2_with_one_line as older
+    from tests.report.test_cli import test_bad_arguments_exit_2_with_one_line as older
 
     (marker,) = [m for m in older.pytestmark if m.name == "parametrize"]
     older_args = {tuple(args) for args, _ in marker.args[1]}

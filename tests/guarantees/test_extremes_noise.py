@@ -38,7 +38,7 @@ from accountant import (
 from accountant.mechanisms import TruncatedGaussianMechanism, TruncatedLaplaceMechanism
 from tests import brute_force
 from tests.buckets.test_soundness import exact_all
-from tests.reliability.test_extremes import (
+from tests.guarantees.test_extremes import (
     CONVERSIONS,
     certified,
     epsilon_warned_iff_missed,

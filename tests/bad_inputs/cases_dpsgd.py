@@ -4,7 +4,7 @@ public both at the top level and in ``accountant.mechanisms``)."""
 from __future__ import annotations
 
 from accountant import SubsampledTruncatedGaussian, mechanisms
-from tests.reliability.catalogue import INF, NAN, POSITIVE_REAL, each
+from tests.bad_inputs.catalogue import INF, NAN, POSITIVE_REAL, each
 
 
 def _build(**changed):

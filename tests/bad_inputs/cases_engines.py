@@ -11,7 +11,7 @@ from accountant import (
     mechanisms,
     noise,
 )
-from tests.reliability.catalogue import (
+from tests.bad_inputs.catalogue import (
     COMPOSED_BUCKETS,
     COMPOSED_MA,
     EPSILON,

@@ -12,7 +12,7 @@ from accountant import (
     noise,
     pair_map,
 )
-from tests.reliability.catalogue import (
+from tests.bad_inputs.catalogue import (
     EPSILON,
     EPSILONS,
     FINITE,
