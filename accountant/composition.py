@@ -4,14 +4,22 @@ the readable history, and the state an accountant is saved as and rebuilt from."
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import attrs
 
 from accountant.errors import InvalidInputError
 from accountant.validation import check_positive_int
 
-__all__ = ["STATE_VERSION", "Component", "add_releases", "history", "rebuild", "state_of"]
+__all__ = [
+    "STATE_VERSION",
+    "Component",
+    "ComposedReleases",
+    "add_releases",
+    "history",
+    "rebuild",
+    "state_of",
+]
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -101,3 +109,54 @@ def rebuild(cls: Any, state: Any, settings: tuple[str, ...]) -> Any:
     for component in components:
         accountant = accountant.compose(component["mechanism"], component["times"])
     return accountant
+
+
+class ComposedReleases:
+    """What every accountant does with its ``components`` the same way: :meth:`compose`,
+    :attr:`releases`, :attr:`history`, :meth:`state_dict` and :meth:`from_state_dict`.
+
+    A mixin for frozen attrs accountants (it has no state of its own). A subclass names
+    its ``SETTINGS`` (the init arguments its state keeps) and says, in
+    :meth:`source_of`, what it makes of a mechanism (its release, its log moments)."""
+
+    __slots__ = ()
+
+    SETTINGS: ClassVar[tuple[str, ...]] = ()
+    components: tuple[Component, ...]
+
+    @staticmethod
+    def source_of(mechanism: Any) -> Any:
+        """What this accountant computes from ``mechanism`` (validated here)."""
+        raise NotImplementedError
+
+    def compose(self, mechanism: Any, times: int = 1) -> Self:
+        """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
+        composition by composing again). Composing the same object adds to its count.
+        Returns a new accountant; this one is unchanged."""
+        components = add_releases(
+            self.components,
+            mechanism,
+            times,
+            lambda m, n: Component(m, self.source_of(m), n),
+        )
+        return attrs.evolve(self, components=components)
+
+    @property
+    def releases(self) -> int:
+        """Total number of composed releases."""
+        return sum(c.times for c in self.components)
+
+    @property
+    def history(self) -> str:
+        """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
+        return history(self.components)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Settings and components (:func:`state_of`)."""
+        settings = {name: getattr(self, name) for name in self.SETTINGS}
+        return state_of(type(self).__name__, settings, self.components)
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> Self:
+        """The accountant :meth:`state_dict` described (:func:`rebuild`)."""
+        return rebuild(cls, state, cls.SETTINGS)

@@ -3,12 +3,18 @@ it declares, and rebuilds from its state dict to the same numbers."""
 
 from __future__ import annotations
 
+import math
+from typing import ClassVar
+
+import attrs
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import ExtendedMA, InvalidInputError, PrivacyBuckets, WorstCasePair, mechanisms
 from accountant import noise as noise_families
+from accountant.composition import Component, ComposedReleases
 from accountant.protocol import Accountant
 from accountant.results import Bounds, DeltaUpperBound, EpsilonBounds, EpsilonUpperBound
 
@@ -102,3 +108,63 @@ def test_a_state_with_a_bad_setting_is_refused_by_the_accountant_itself():
     state["settings"]["conversion"] = "loose"
     with pytest.raises(InvalidInputError, match="conversion"):
         ExtendedMA.from_state_dict(state)
+
+
+# ---------------------------------------------------------------------------------------
+# the architecture page's worked example: a new accountant is one protocol
+
+
+def _gaussian_only(mechanism):
+    if not isinstance(mechanism, mechanisms.GaussianMechanism):
+        raise InvalidInputError(f"mechanism must be a GaussianMechanism, got {mechanism!r}")
+    return mechanism
+
+
+ORDERS = np.linspace(1.01, 400.0, 20_000)
+
+
+@attrs.frozen
+class GaussianRDP(ComposedReleases):
+    """Renyi DP of the Gaussian mechanism, ``rho(alpha) = alpha s^2 / (2 sigma^2)`` per
+    release, converted by the Chernoff bound ``delta <= exp((alpha - 1)(R(alpha) - eps))``
+    (valid for ADP and PDP alike) minimised over a grid of orders."""
+
+    components: tuple[Component, ...] = ()
+
+    SETTINGS: ClassVar[tuple[str, ...]] = ()
+    source_of = staticmethod(_gaussian_only)
+
+    def _renyi(self) -> np.ndarray:
+        rho = sum(
+            c.times * c.mechanism.sensitivity**2 / (2 * c.mechanism.sigma**2)
+            for c in self.components
+        )
+        return ORDERS * rho
+
+    def delta(self, epsilon, direction="max"):
+        log_delta = np.min((ORDERS - 1) * (self._renyi() - epsilon))
+        return DeltaUpperBound(
+            min(1.0, math.exp(log_delta)), epsilon, "ADP", direction, self.releases
+        )
+
+    def delta_pdp(self, epsilon, direction="max"):
+        return attrs.evolve(self.delta(epsilon, direction), kind="PDP")
+
+    def epsilon(self, delta, direction="max"):
+        eps = np.min(self._renyi() + math.log(1 / delta) / (ORDERS - 1))
+        return EpsilonUpperBound(max(0.0, float(eps)), delta, "ADP", direction, self.releases)
+
+
+def test_a_new_accountant_is_one_class_on_the_shared_bookkeeping():
+    gaussian = mechanisms.GaussianMechanism(sigma=3.0)
+    rdp = GaussianRDP().compose(gaussian, 10).compose(gaussian, 5)
+    assert isinstance(rdp, Accountant)
+    assert rdp.releases == 15 and rdp.history.startswith("15 x ")
+    assert GaussianRDP.from_state_dict(rdp.state_dict()).delta(1.0).upper == rdp.delta(1.0).upper
+    with pytest.raises(InvalidInputError, match="mechanism must be a GaussianMechanism"):
+        rdp.compose(mechanisms.LaplaceMechanism(scale=1.0))
+    buckets = PrivacyBuckets(accuracy=1e-3).compose(gaussian, 15)
+    for eps in (0.5, 1.0, 3.0):
+        assert rdp.delta(eps).upper >= buckets.delta(eps).lower
+        assert rdp.delta_pdp(eps).upper >= buckets.delta_pdp(eps).lower
+    assert rdp.epsilon(1e-5).upper >= buckets.epsilon(1e-5).lower

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextvars
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -33,7 +33,7 @@ from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.sources import release_source
 from accountant.buckets.walks import delta_walk, epsilon_walk
 from accountant.buckets.widths import StartingWidth, initial_width, refined_width
-from accountant.composition import Component, add_releases, history, rebuild, state_of
+from accountant.composition import Component, ComposedReleases
 from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
 from accountant.results import Bounds, EpsilonBounds
@@ -80,7 +80,7 @@ def _check_budget(instance: Any, attribute: attrs.Attribute, value: int) -> None
 
 
 @attrs.frozen(eq=False)
-class PrivacyBuckets:
+class PrivacyBuckets(ComposedReleases):
     """Certified PrivacyBuckets accountant. Immutable: :meth:`compose` returns a new one.
 
     ``accuracy``: the requested relative width ``(upper - lower) / upper`` of every
@@ -99,33 +99,8 @@ class PrivacyBuckets:
         repr=False,
     )
 
-    def compose(self, mechanism: Any, times: int = 1) -> PrivacyBuckets:
-        """Add ``times`` releases of ``mechanism`` (any positive integer; heterogeneous
-        composition by composing again). Composing the same object adds to its count."""
-        components = add_releases(
-            self.components, mechanism, times, lambda m, n: Component(m, release_source(m), n)
-        )
-        return attrs.evolve(self, components=components)
-
-    @property
-    def releases(self) -> int:
-        """Total number of composed releases."""
-        return sum(c.times for c in self.components)
-
-    @property
-    def history(self) -> str:
-        """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
-        return history(self.components)
-
-    def state_dict(self) -> dict[str, Any]:
-        """Settings and components (:func:`~accountant.composition.state_of`)."""
-        settings = {n: getattr(self, n) for n in ("accuracy", "max_buckets", "tail_mass")}
-        return state_of("PrivacyBuckets", settings, self.components)
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> PrivacyBuckets:
-        """The accountant :meth:`state_dict` described."""
-        return rebuild(cls, state, ("accuracy", "max_buckets", "tail_mass"))
+    SETTINGS: ClassVar[tuple[str, ...]] = ("accuracy", "max_buckets", "tail_mass")
+    source_of = staticmethod(release_source)
 
     # -- choosing the width -------------------------------------------------------------
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
-from accountant.composition import Component, add_releases, history, rebuild, state_of
+from accountant.composition import Component, ComposedReleases
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.moments.lambda_search import LAMBDA_MAX, LAMBDA_MIN, increasing_root
 from accountant.moments.log_moments import LogMomentSource, PairLogMoments
@@ -99,7 +99,7 @@ def _as_source(mechanism: Any) -> LogMomentSource:
 
 
 @attrs.frozen(eq=False)
-class ExtendedMA:
+class ExtendedMA(ComposedReleases):
     """Extended Moments Accountant. Immutable: :meth:`compose` returns a new accountant.
 
     >>> from accountant import ExtendedMA, mechanisms
@@ -111,33 +111,8 @@ class ExtendedMA:
     conversion: str = attrs.field(default="tight", validator=_check_conversion)
     components: tuple[Component, ...] = attrs.field(default=(), repr=False)
 
-    def compose(self, mechanism: Any, times: int = 1) -> ExtendedMA:
-        """Add ``times`` releases of ``mechanism``: a :class:`WorstCasePair`, a sequence of
-        pairs (the worst case over them in every release, e.g. every grid shift), or an
-        analytic mechanism. Composing the same object again adds to its count."""
-        components = add_releases(
-            self.components, mechanism, times, lambda m, n: Component(m, _as_source(m), n)
-        )
-        return attrs.evolve(self, components=components)
-
-    @property
-    def releases(self) -> int:
-        """Total number of composed releases."""
-        return sum(c.times for c in self.components)
-
-    @property
-    def history(self) -> str:
-        """What was composed, readably: ``"128 x truncated Gaussian(sigma=100, ...)"``."""
-        return history(self.components)
-
-    def state_dict(self) -> dict[str, Any]:
-        """Settings and components (:func:`~accountant.composition.state_of`)."""
-        return state_of("ExtendedMA", {"conversion": self.conversion}, self.components)
-
-    @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> ExtendedMA:
-        """The accountant :meth:`state_dict` described."""
-        return rebuild(cls, state, ("conversion",))
+    SETTINGS: ClassVar[tuple[str, ...]] = ("conversion",)
+    source_of = staticmethod(_as_source)
 
     # -- composed quantities, per direction -------------------------------------------
 
