@@ -22,13 +22,9 @@ from accountant.errors import (
 from accountant.learning import optimal
 from accountant.learning.calibration import calibrate_noise_multiplier
 from accountant.learning.calibration_results import CalibrationPoint, NoiseCalibration
-from accountant.learning.certification import (
-    Certificate,
-    GaussianBaseline,
-    best_truncated_gaussian,
-    certify,
-    kl_divergence,
-)
+from accountant.learning.certification import Certificate, certify
+from accountant.learning.divergence import kl_divergence
+from accountant.learning.gaussian_baseline import GaussianBaseline, best_truncated_gaussian
 from accountant.learning.smooth_loss import SmoothDelta, smooth_bucket_delta
 from accountant.learning.training_losses import NoiseBound, noise_bound
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian

@@ -19,12 +19,14 @@ __all__ = [
     "DIRECTIONS",
     "MASS_TOLERANCE",
     "ONE_DIRECTION",
+    "check_choice",
     "check_direction",
     "check_epsilons",
     "check_finite_real",
     "check_lambda",
     "check_mass_tolerance",
     "check_noise",
+    "check_nonnegative_real",
     "check_one_direction",
     "check_pmf",
     "check_positive_int",
@@ -68,6 +70,21 @@ def check_positive_real(name: str, value: Any) -> float:
     if result <= 0.0:
         raise InvalidInputError(f"{name} must be > 0, got {result!r}")
     return result
+
+
+def check_nonnegative_real(name: str, value: Any) -> float:
+    """A finite real number >= 0 (one epsilon, one order lambda)."""
+    result = check_finite_real(name, value)
+    if result < 0.0:
+        raise InvalidInputError(f"{name} must be >= 0, got {result!r}")
+    return result
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    """One of the strings ``choices`` (e.g. ``kind`` in ``("ADP", "PDP")``)."""
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInputError(f"{name} must be one of {choices}, got {shown(value)}")
+    return value
 
 
 def check_positive_int(name: str, value: Any) -> int:
@@ -154,10 +171,7 @@ def check_noise(name: str, value: Any) -> Any:
 
 def check_lambda(name: str, value: Any) -> float:
     """A finite order ``lambda >= 0`` of a moment."""
-    lam = check_finite_real(name, value)
-    if lam < 0.0:
-        raise InvalidInputError(f"{name} must be >= 0, got {lam!r}")
-    return lam
+    return check_nonnegative_real(name, value)
 
 
 def mass_tolerance_for(value: Any, tolerance: float = MASS_TOLERANCE) -> float:

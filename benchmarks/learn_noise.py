@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from accountant.errors import CertificationWarning  # noqa: E402
-from accountant.learning.certification import kl_divergence  # noqa: E402
+from accountant.learning.divergence import kl_divergence  # noqa: E402
 from accountant.learning.optimal import optimal_noise  # noqa: E402
 from accountant.report.plotting import plot_noises  # noqa: E402
 from optimizers.learner import learn  # noqa: E402

@@ -18,6 +18,7 @@ import torch
 from accountant.errors import InvalidInputError
 from accountant.learning.training_losses import noise_bound
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.validation import check_choice
 
 __all__ = ["NoiseBoundFunction", "buckets_delta", "extended_ma_delta", "noise_bound_tensor"]
 
@@ -99,8 +100,7 @@ def buckets_delta(
 ) -> torch.Tensor:
     """Differentiable smooth PrivacyBuckets delta (``kind`` ``"ADP"`` or ``"PDP"``) of noise
     ``pmf`` after ``times`` releases; a training loss, not a certified bound."""
-    if kind not in ("ADP", "PDP"):  # ("MA" has no bound to differentiate)
-        raise InvalidInputError(f"kind must be one of ('ADP', 'PDP'), got {kind!r}")
+    check_choice("kind", kind, ("ADP", "PDP"))  # ("MA" has no bound to differentiate)
     return noise_bound_tensor(
         pmf,
         step=step,

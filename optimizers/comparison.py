@@ -8,7 +8,8 @@ import warnings
 import numpy as np
 
 from accountant.errors import CertificationWarning, InfeasibleTargetError
-from accountant.learning.certification import GaussianBaseline, certify
+from accountant.learning.certification import certify
+from accountant.learning.gaussian_baseline import GaussianBaseline
 from accountant.noise import NoiseDistribution
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, learned_beats

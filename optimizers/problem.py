@@ -13,10 +13,11 @@ from typing import Any
 import attrs
 
 from accountant.errors import InvalidInputError
-from accountant.learning.certification import GaussianBaseline, best_truncated_gaussian
+from accountant.learning.gaussian_baseline import GaussianBaseline, best_truncated_gaussian
 from accountant.learning.training_losses import BOUNDS
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
 from accountant.validation import (
+    check_choice,
     check_epsilons,
     check_finite_real,
     check_positive_int,
@@ -53,8 +54,7 @@ CHECKPOINT_EVERY = 100
 
 def _one_of(choices: tuple[str, ...]):
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if value not in choices:
-            raise InvalidInputError(f"{attribute.name} must be one of {choices}, got {value!r}")
+        check_choice(attribute.name, value, choices)
 
     return check
 
@@ -144,7 +144,7 @@ class LearningProblem:
     def best_gaussian(self, target_delta: float, accuracy: float = 1e-3) -> GaussianBaseline:
         """The truncated Gaussian of this range and grid with the smallest utility loss whose
         certified delta is at most ``target_delta``
-        (:func:`accountant.learning.certification.best_truncated_gaussian`); raises
+        (:func:`accountant.learning.gaussian_baseline.best_truncated_gaussian`); raises
         :class:`~accountant.errors.InfeasibleTargetError` when none is."""
         return best_truncated_gaussian(
             bound=self.bound,

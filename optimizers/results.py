@@ -13,7 +13,8 @@ import attrs
 import numpy as np
 
 from accountant.errors import InvalidInputError
-from accountant.learning.certification import Certificate, GaussianBaseline
+from accountant.learning.certification import Certificate
+from accountant.learning.gaussian_baseline import GaussianBaseline
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from optimizers.problem import LearningProblem, Schedule
 

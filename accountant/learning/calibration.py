@@ -44,11 +44,11 @@ from accountant.learning.calibration_results import CalibrationPoint, NoiseCalib
 from accountant.learning.calibration_search import CalibrationSearch, CalibrationSettings
 from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS
 from accountant.validation import (
+    check_choice,
     check_positive_int,
     check_positive_real,
     check_probability,
     check_target_delta,
-    shown,
 )
 
 __all__ = ["CalibrationPoint", "NoiseCalibration", "calibrate_noise_multiplier"]
@@ -72,10 +72,7 @@ def _check_fraction(name: str, value: Any) -> float:
 
 def _settings(**kw: Any) -> CalibrationSettings:
     """Every argument checked, naming it and its value."""
-    if kw["truncation"] not in TRUNCATIONS:
-        raise InvalidInputError(
-            f"truncation must be one of {TRUNCATIONS}, got {shown(kw['truncation'])}"
-        )
+    check_choice("truncation", kw["truncation"], TRUNCATIONS)
     accuracy = kw["accuracy"]
     settings = CalibrationSettings(
         epsilon=check_positive_real("epsilon", kw["epsilon"]),

@@ -24,7 +24,7 @@ from accountant.noise import NoiseDistribution
 from accountant.noise.families import symmetric_grid
 from accountant.pairs.pld import exact_delta
 from accountant.pairs.worst_case import WorstCasePair
-from accountant.validation import check_finite_real, check_positive_real
+from accountant.validation import check_finite_real, check_nonnegative_real, check_positive_real
 
 __all__ = ["OptimalNoise", "optimal_noise"]
 
@@ -70,9 +70,7 @@ def optimal_noise(
     """Minimise the utility loss over noise on ``[-bound, bound]`` whose exact single-release
     ADP delta at ``epsilon`` is at most ``delta`` in both directions."""
     grid = symmetric_grid(bound, step)
-    epsilon = check_finite_real("epsilon", epsilon)
-    if epsilon < 0:
-        raise InvalidInputError(f"epsilon must be >= 0, got {epsilon!r}")
+    epsilon = check_nonnegative_real("epsilon", epsilon)
     if epsilon > MAX_EPSILON:
         # The constraints scale with e^eps: beyond ~33 HiGHS reports feasible programs as
         # infeasible (a wrong InfeasibleTargetError), beyond ~709 np.exp overflows.

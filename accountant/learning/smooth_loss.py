@@ -46,6 +46,7 @@ from scipy import fft
 from accountant.errors import InvalidInputError
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
+    check_choice,
     check_direction,
     check_epsilons,
     check_positive_int,
@@ -198,8 +199,7 @@ def smooth_bucket_delta(
         raise InvalidInputError(f"epsilon must be one number, got {eps.size} values")
     eps_value = float(eps.reshape(-1)[0])
     times = check_positive_int("times", times)
-    if kind not in KINDS:
-        raise InvalidInputError(f"kind must be one of {KINDS}, got {kind!r}")
+    check_choice("kind", kind, KINDS)
     direction = check_direction("direction", direction)
     width = default_smooth_width(eps_value) if width is None else width
     width = check_positive_real("width", width)

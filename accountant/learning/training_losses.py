@@ -25,7 +25,7 @@ from accountant.learning.smooth_loss import smooth_bucket_delta
 from accountant.moments.extended_ma import CONVERSIONS, ExtendedMA
 from accountant.noise import NoiseDistribution, from_array
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap
-from accountant.validation import check_direction, check_positive_real
+from accountant.validation import check_choice, check_direction, check_positive_real
 
 __all__ = ["BOUNDS", "NoiseBound", "noise_bound"]
 
@@ -61,8 +61,7 @@ def noise_bound(
 
     ``conversion`` applies to ``"MA"``, ``width`` to ``"ADP"``/``"PDP"``.
     """
-    if bound not in BOUNDS:
-        raise InvalidInputError(f"bound must be one of {BOUNDS}, got {bound!r}")
+    check_choice("bound", bound, BOUNDS)
     if not isinstance(pair_map, AdditivePairMap | SubsampledPairMap):
         raise InvalidInputError(
             f"pair_map must be an AdditivePairMap or SubsampledPairMap, got "
@@ -71,8 +70,7 @@ def noise_bound(
     direction = check_direction("direction", direction)
     # Both are checked whatever the kind: a bad value of the one the kind does not use
     # must not pass silently.
-    if conversion not in CONVERSIONS:
-        raise InvalidInputError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    check_choice("conversion", conversion, CONVERSIONS)
     if width is not None:
         width = check_positive_real("width", width)
     noise = pmf if isinstance(pmf, NoiseDistribution) else from_array(pmf, step)

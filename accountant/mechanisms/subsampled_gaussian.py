@@ -68,11 +68,11 @@ from accountant.pairs.worst_case import WorstCasePair
 if TYPE_CHECKING:
     from accountant.mechanisms.subsampled_gaussian_release import SubsampledGaussianRelease
 from accountant.validation import (
+    check_choice,
     check_lambda,
     check_one_direction,
     check_positive_real,
     check_probability,
-    shown,
 )
 
 __all__ = ["SubsampledTruncatedGaussian"]
@@ -102,8 +102,7 @@ def _check_cut(value: object) -> float:
 
 
 def _check_truncation(instance: object, attribute: attrs.Attribute, value: object) -> None:
-    if value not in TRUNCATIONS:
-        raise InvalidInputError(f"truncation must be one of {TRUNCATIONS}, got {shown(value)}")
+    check_choice("truncation", value, TRUNCATIONS)
 
 
 @attrs.frozen

@@ -47,6 +47,7 @@ from accountant.pairs.worst_case import WorstCasePair
 from accountant.results import DeltaUpperBound, EpsilonUpperBound
 from accountant.validation import (
     ONE_DIRECTION,
+    check_choice,
     check_direction,
     check_epsilons,
     check_finite_real,
@@ -77,8 +78,7 @@ def _log_conversion_slope(lam: float, conversion: str) -> float:
 
 
 def _check_conversion(instance: Any, attribute: attrs.Attribute, value: str) -> None:
-    if value not in CONVERSIONS:
-        raise InvalidInputError(f"conversion must be one of {CONVERSIONS}, got {value!r}")
+    check_choice("conversion", value, CONVERSIONS)
 
 
 def _as_source(mechanism: Any) -> LogMomentSource:

@@ -18,7 +18,7 @@ from accountant.report.audit import audit_additive
 from accountant.report.audit_results import SCHEMA_VERSION
 from accountant.report.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--sigma", "2", "--bound", "6", "--step", "0.5", "-n", "4"]
 
 
