@@ -353,13 +353,12 @@ class ExtendedMA(ComposedReleases):
             # n (e^T / S_i - e^K / F_i) on finite ones (the support kept fixed).
             plds = source.plds(direction)
             index = int(np.argmax([pld.distinguishing_mass for pld in plds]))
-            pair = source.pairs[index]
+            outcomes = plds[index].outcomes
             own = plds[index].mass_logs
             log_total, log_finite = logs.total.middle, logs.log_finite_mass.middle
             per_total = n * math.exp(log_total - own.total.middle)
             per_finite = n * math.exp(log_finite - own.log_finite_mass.middle)
-            first, second = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
             target = grads[index].a if direction == "A/B" else grads[index].b
-            target[(first > 0.0) & (second == 0.0)] += per_total
-            target[(first > 0.0) & (second > 0.0)] += per_total - per_finite
+            target[outcomes.distinguishing] += per_total
+            target[outcomes.finite] += per_total - per_finite
         return tuple(grads)

@@ -181,20 +181,20 @@ class PairLogMoments:
             dGamma/dB(o) = -lambda e^{(lambda + 1) L(o) - Gamma}       (< 0),
 
         for finite outcomes and 0 elsewhere; for direction B/A the roles of the pair's
-        ``a`` and ``b`` are swapped. Outcomes with ``L = +inf`` are left to omega.
+        ``a`` and ``b`` are swapped. Outcomes with ``L = +inf`` are left to omega. The
+        losses are the PLD's, put back on the pair's outcomes through its
+        :class:`~accountant.pairs.outcomes.OutcomeIndex`.
         """
         lam = check_lambda("lam", lam)
         index = self._argmax_pair(lam, check_one_direction("direction", direction))
-        pair = self.pairs[index]
-        first, second = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
-        finite = (first > 0.0) & (second > 0.0)
-        losses = np.log(first[finite]) - np.log(second[finite])
-        gamma = pld_log_moment(self._plds[direction][index], lam)
-        log_first = np.full(first.shape, -math.inf)
-        log_second = np.full(second.shape, -math.inf)
-        log_first[finite] = math.log1p(lam) + lam * losses - gamma
+        pld = self._plds[direction][index]
+        gamma = pld_log_moment(pld, lam)
         if lam > 0.0:
-            log_second[finite] = math.log(lam) + (lam + 1.0) * losses - gamma
+            second = math.log(lam) + (lam + 1.0) * pld.losses - gamma
+        else:  # (dGamma/dB = 0 at lambda = 0)
+            second = np.full(pld.losses.size, -math.inf)
+        log_first = pld.outcomes.scatter(math.log1p(lam) + lam * pld.losses - gamma, -math.inf)
+        log_second = pld.outcomes.scatter(second, -math.inf)
         if direction == "A/B":
             return LogMomentGradient(index, log_first, log_second, positive_is_a=True)
         return LogMomentGradient(index, log_second, log_first, positive_is_a=False)

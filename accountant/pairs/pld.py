@@ -20,6 +20,7 @@ import numpy as np
 
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.numerics.directed import MassLogs, fsum_bounds
+from accountant.pairs.outcomes import OutcomeIndex
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
     MASS_TOLERANCE,
@@ -75,6 +76,9 @@ class PrivacyLossDistribution:
     ``1 - omega / S``: what composition needs to account the masses exactly as given. When
     not given, ``omega`` is taken to within one ulp (it is a computed sum);
     :func:`privacy_loss_distribution` passes the bounds of the exact sums of the pair."""
+    outcomes: OutcomeIndex | None = attrs.field(default=None, kw_only=True, repr=False)
+    """Which outcome of the pair each entry is (:class:`~accountant.pairs.outcomes.OutcomeIndex`),
+    for per-outcome quantities such as gradients; ``None`` for a PLD built from arrays."""
 
     def __attrs_post_init__(self) -> None:
         # The constructor is public: NaN losses or masses, unsorted losses or arrays of
@@ -116,6 +120,13 @@ class PrivacyLossDistribution:
             raise InvalidInputError(
                 f"mass_logs must be a MassLogs or None, got {type(self.mass_logs).__name__}"
             )
+        if self.outcomes is not None and (
+            not isinstance(self.outcomes, OutcomeIndex) or self.outcomes.finite.size != size
+        ):
+            raise InvalidInputError(
+                "outcomes must be None or an OutcomeIndex with one finite entry per loss "
+                f"({size}), got {shown(self.outcomes)}"
+            )
 
     @property
     def total_mass(self) -> float:
@@ -133,6 +144,7 @@ class PrivacyLossDistribution:
             log_mass_a=np.log(self.mass_b[order]),
             distinguishing_mass=self.impossible_mass_b,
             impossible_mass_b=self.distinguishing_mass,
+            outcomes=None if self.outcomes is None else self.outcomes.reversed(),
         )
 
     @property
@@ -268,6 +280,7 @@ def privacy_loss_distribution(
         distinguishing_mass=math.fsum(distinguishing),
         impossible_mass_b=math.fsum(b[(a == 0.0) & (b > 0.0)].tolist()),
         mass_logs=MassLogs.of(fsum_bounds([*a.tolist(), -1.0]), fsum_bounds(distinguishing)),
+        outcomes=OutcomeIndex.of(a, b, order),
     )
 
 
