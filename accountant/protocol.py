@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
+from accountant.validation import Direction, OneDirection
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -39,27 +41,27 @@ class AnalyticMechanism(Protocol):
         """Readable, e.g. ``"Gaussian (sigma=2), sensitivity 1"``; used in histories."""
         ...
 
-    def log_moment(self, lam: float, direction: str) -> float:
+    def log_moment(self, lam: float, direction: OneDirection) -> float:
         """``Gamma_lambda = ln sum_{a>0,b>0} a^(1+lambda) b^(-lambda)``."""
         ...
 
-    def log_moment_slope(self, lam: float, direction: str) -> float:
+    def log_moment_slope(self, lam: float, direction: OneDirection) -> float:
         """``dGamma_lambda / dlambda``."""
         ...
 
-    def log_moment_error(self, lam: float, direction: str) -> float:
+    def log_moment_error(self, lam: float, direction: OneDirection) -> float:
         """A bound on the absolute error of the computed ``Gamma_lambda``."""
         ...
 
-    def distinguishing_mass(self, direction: str) -> float:
+    def distinguishing_mass(self, direction: OneDirection) -> float:
         """``omega``: the mass of outcomes only the first distribution can produce."""
         ...
 
-    def mass_logs(self, direction: str) -> MassLogs:
+    def mass_logs(self, direction: OneDirection) -> MassLogs:
         """Certified brackets of the total and distinguishing masses."""
         ...
 
-    def max_finite_loss(self, direction: str) -> float:
+    def max_finite_loss(self, direction: OneDirection) -> float:
         """An upper bound on the largest finite privacy loss (``inf`` if unbounded)."""
         ...
 
@@ -90,18 +92,20 @@ class Accountant(Protocol):
         ...
 
     def delta(
-        self, epsilon: float | np.ndarray, direction: str = "max"
+        self, epsilon: float | np.ndarray, direction: Direction = "max"
     ) -> Bounds | DeltaUpperBound:
         """Approximate-DP delta(eps) (SPEC section 1), certified."""
         ...
 
     def delta_pdp(
-        self, epsilon: float | np.ndarray, direction: str = "max"
+        self, epsilon: float | np.ndarray, direction: Direction = "max"
     ) -> Bounds | DeltaUpperBound:
         """Probabilistic-DP delta: the probability that the privacy loss exceeds eps."""
         ...
 
-    def epsilon(self, delta: float, direction: str = "max") -> EpsilonBounds | EpsilonUpperBound:
+    def epsilon(
+        self, delta: float, direction: Direction = "max"
+    ) -> EpsilonBounds | EpsilonUpperBound:
         """The smallest eps whose (ADP) delta is at most ``delta``, certified."""
         ...
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from accountant.validation import Direction, Kind
+
 __all__ = ["Bounds", "DeltaUpperBound", "EpsilonBounds", "EpsilonUpperBound"]
 
 
@@ -21,8 +23,8 @@ class Bounds:
     lower: float | np.ndarray
     upper: float | np.ndarray
     epsilon: float | np.ndarray
-    kind: str
-    direction: str
+    kind: Kind
+    direction: Direction
     releases: int
     accuracy: float
     achieved_accuracy: float
@@ -41,8 +43,8 @@ class EpsilonBounds:
     lower: float | np.ndarray
     upper: float | np.ndarray
     delta: float | np.ndarray
-    kind: str
-    direction: str
+    kind: Kind
+    direction: Direction
     releases: int
     accuracy: float
     bucket_width: float
@@ -60,8 +62,8 @@ class DeltaUpperBound:
 
     upper: float | np.ndarray
     epsilon: float | np.ndarray
-    kind: str
-    direction: str
+    kind: Kind
+    direction: Direction
     releases: int
 
     def __float__(self) -> float:
@@ -77,8 +79,8 @@ class EpsilonUpperBound:
 
     upper: float
     delta: float
-    kind: str
-    direction: str
+    kind: Kind
+    direction: Direction
     releases: int
 
     def __float__(self) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -19,6 +19,9 @@ __all__ = [
     "DIRECTIONS",
     "MASS_TOLERANCE",
     "ONE_DIRECTION",
+    "Direction",
+    "Kind",
+    "OneDirection",
     "check_choice",
     "check_direction",
     "check_epsilons",
@@ -41,6 +44,13 @@ __all__ = [
 #: Largest accepted deviation of a probability mass function's total from 1.
 #: Masses are never renormalised silently: beyond this tolerance the input is refused.
 MASS_TOLERANCE = 1e-9
+
+#: A query's direction: both, the larger (``"max"``), or one of them.
+Direction = Literal["max", "A/B", "B/A"]
+#: One direction: losses ``ln A/B`` under ``A`` (``"A/B"``) or ``ln B/A`` under ``B``.
+OneDirection = Literal["A/B", "B/A"]
+#: The one spelling of the two kinds of delta: approximate DP and probabilistic DP.
+Kind = Literal["ADP", "PDP"]
 
 #: Every direction a query takes: ``"max"`` (both, the larger) or one of :data:`ONE_DIRECTION`.
 DIRECTIONS = ("max", "A/B", "B/A")

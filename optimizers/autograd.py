@@ -18,7 +18,7 @@ import torch
 from accountant.errors import InvalidInputError
 from accountant.learning.training_losses import noise_bound
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
-from accountant.validation import check_choice
+from accountant.validation import Direction, Kind, check_choice
 
 __all__ = ["NoiseBoundFunction", "buckets_delta", "extended_ma_delta", "noise_bound_tensor"]
 
@@ -69,7 +69,7 @@ def extended_ma_delta(
     epsilon: float,
     times: int,
     conversion: str = "tight",
-    direction: str = "max",
+    direction: Direction = "max",
     q: float | None = None,
 ) -> torch.Tensor:
     """Differentiable Extended MA delta of noise ``pmf`` (centred grid with ``step``),
@@ -93,8 +93,8 @@ def buckets_delta(
     sensitivity: float,
     epsilon: float,
     times: int,
-    kind: str = "ADP",
-    direction: str = "max",
+    kind: Kind = "ADP",
+    direction: Direction = "max",
     q: float | None = None,
     width: float | None = None,
 ) -> torch.Tensor:

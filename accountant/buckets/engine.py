@@ -38,6 +38,8 @@ from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
 from accountant.results import Bounds, EpsilonBounds
 from accountant.validation import (
+    Direction,
+    Kind,
     check_finite_real,
     check_positive_int,
     check_positive_real,
@@ -270,12 +272,12 @@ class PrivacyBuckets(ComposedReleases):
 
     # -- queries ------------------------------------------------------------------------
 
-    def delta(self, epsilon: float | np.ndarray, direction: str = "max") -> Bounds:
+    def delta(self, epsilon: float | np.ndarray, direction: Direction = "max") -> Bounds:
         """Certified ADP ``Bounds(lower, upper)`` on delta(eps); vectorised over eps;
         ``direction="max"`` bounds ``max(delta_{A/B}, delta_{B/A})``."""
         return self._query(epsilon, direction, "ADP")
 
-    def delta_pdp(self, epsilon: float | np.ndarray, direction: str = "max") -> Bounds:
+    def delta_pdp(self, epsilon: float | np.ndarray, direction: Direction = "max") -> Bounds:
         """Certified PDP bounds on ``P_A[L > eps]`` (distinguishing events included)."""
         return self._query(epsilon, direction, "PDP")
 
@@ -349,7 +351,7 @@ class PrivacyBuckets(ComposedReleases):
             return delta_walk(self, epsilon, direction, kind)
 
     def epsilon(
-        self, delta: float | np.ndarray, direction: str = "max", kind: str = "ADP"
+        self, delta: float | np.ndarray, direction: Direction = "max", kind: Kind = "ADP"
     ) -> EpsilonBounds:
         """Certified bounds on the smallest eps with delta(eps) <= ``delta`` (``kind``
         ``"ADP"`` or ``"PDP"``); for an array of deltas, arrays of bounds from the same

@@ -16,6 +16,7 @@ from accountant.errors import InvalidInputError
 from accountant.noise import NoiseDistribution
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap
 from accountant.validation import (
+    Kind,
     check_choice,
     check_finite_real,
     check_noise,
@@ -96,7 +97,7 @@ def certify(
     *,
     epsilon: float,
     times: int,
-    kind: str = "ADP",
+    kind: Kind = "ADP",
     accuracy: float = 1e-3,
 ) -> Certificate:
     """The certified PrivacyBuckets bracket on delta at ``epsilon`` (``kind`` ``"ADP"`` or

@@ -26,6 +26,7 @@ from accountant.learning.certification import (
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap
 from accountant.validation import (
+    Kind,
     check_choice,
     check_nonnegative_real,
     check_positive_int,
@@ -134,7 +135,7 @@ def best_truncated_gaussian(
     times: int,
     target_delta: float,
     utility: str = "L1",
-    kind: str = "ADP",
+    kind: Kind = "ADP",
     accuracy: float = 1e-3,
     rtol: float = 1e-4,
 ) -> GaussianBaseline:

@@ -46,6 +46,8 @@ from scipy import fft
 from accountant.errors import InvalidInputError
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
+    Direction,
+    Kind,
     check_choice,
     check_direction,
     check_epsilons,
@@ -180,8 +182,8 @@ def smooth_bucket_delta(
     epsilon: float,
     times: int = 1,
     *,
-    kind: str = "ADP",
-    direction: str = "max",
+    kind: Kind = "ADP",
+    direction: Direction = "max",
     width: float | None = None,
     loss_cap: float = DEFAULT_LOSS_CAP,
 ) -> SmoothDelta:

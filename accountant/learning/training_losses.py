@@ -25,7 +25,7 @@ from accountant.learning.smooth_loss import smooth_bucket_delta
 from accountant.moments.extended_ma import CONVERSIONS, ExtendedMA
 from accountant.noise import NoiseDistribution, from_array
 from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap
-from accountant.validation import check_choice, check_direction, check_positive_real
+from accountant.validation import Direction, check_choice, check_direction, check_positive_real
 
 __all__ = ["BOUNDS", "NoiseBound", "noise_bound"]
 
@@ -52,7 +52,7 @@ def noise_bound(
     bound: str,
     epsilon: float,
     times: int,
-    direction: str = "max",
+    direction: Direction = "max",
     conversion: str = "tight",
     width: float | None = None,
 ) -> NoiseBound:

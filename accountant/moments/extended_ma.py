@@ -47,6 +47,9 @@ from accountant.pairs.worst_case import WorstCasePair
 from accountant.results import DeltaUpperBound, EpsilonUpperBound
 from accountant.validation import (
     ONE_DIRECTION,
+    Direction,
+    Kind,
+    OneDirection,
     check_choice,
     check_direction,
     check_epsilons,
@@ -116,7 +119,7 @@ class ExtendedMA(ComposedReleases):
 
     # -- composed quantities, per direction -------------------------------------------
 
-    def log_moment(self, lam: float, direction: str = "A/B") -> float:
+    def log_moment(self, lam: float, direction: OneDirection = "A/B") -> float:
         """``G(lambda) = sum_i n_i Gamma_lambda(A_i || B_i)``."""
         lam = check_lambda("lam", lam)
         direction = check_one_direction("direction", direction)
@@ -146,7 +149,7 @@ class ExtendedMA(ComposedReleases):
             total = sum_up(total, up(top, 1))
         return total
 
-    def distinguishing_mass(self, direction: str = "max") -> float:
+    def distinguishing_mass(self, direction: Direction = "max") -> float:
         """Composed ``Omega = prod_i S_i^{n_i} - prod_i F_i^{n_i}`` (``1 - prod_i (1 -
         omega_i)^{n_i}`` for pmfs summing to 1), max over directions by default."""
         direction = check_direction("direction", direction)
@@ -168,7 +171,7 @@ class ExtendedMA(ComposedReleases):
         terms += abs(log_conversion_factor(lam, conversion))
         return up(sources * (1.0 + 1e-12) + 8.0 * _UNIT_ROUNDOFF * terms)
 
-    def _bound(self, eps: float, direction: str, kind: str = "ADP") -> DirectionalBound:
+    def _bound(self, eps: float, direction: str, kind: Kind = "ADP") -> DirectionalBound:
         """The ADP bound (``kind="PDP"``: the Chernoff bound ``Omega + e^(G - lambda eps)``
         on ``P[L > eps]``, i.e. ``c = 1`` and no ``near_top`` term) rounded up to the last
         bit: ``Omega`` and the finite part each from
@@ -210,12 +213,14 @@ class ExtendedMA(ComposedReleases):
         a_over_b, b_over_a = (self._bound(eps, d) for d in ONE_DIRECTION)
         return MomentsDelta(eps, self.conversion, a_over_b, b_over_a)
 
-    def delta(self, epsilon: float | np.ndarray, direction: str = "max") -> DeltaUpperBound:
+    def delta(self, epsilon: float | np.ndarray, direction: Direction = "max") -> DeltaUpperBound:
         """Certified upper bound on the ADP delta(eps) after all compositions (``upper``);
         vectorised over ``epsilon``. The Extended MA has no lower bound: the type says so."""
         return self._query(epsilon, direction, "ADP")
 
-    def delta_pdp(self, epsilon: float | np.ndarray, direction: str = "max") -> DeltaUpperBound:
+    def delta_pdp(
+        self, epsilon: float | np.ndarray, direction: Direction = "max"
+    ) -> DeltaUpperBound:
         """Certified upper bound on the PDP delta ``P_A[L > eps]`` (distinguishing events
         included): ``Omega + min_lambda e^(G(lambda) - lambda eps)`` (Chernoff; ``c = 1``
         whatever the ``conversion``)."""
@@ -239,7 +244,7 @@ class ExtendedMA(ComposedReleases):
 
     # -- epsilon -----------------------------------------------------------------------
 
-    def epsilon(self, delta: float, direction: str = "max") -> EpsilonUpperBound:
+    def epsilon(self, delta: float, direction: Direction = "max") -> EpsilonUpperBound:
         """Smallest eps whose bound is at most ``delta`` (in every requested direction).
 
         ``eps = min(max total finite loss, inf_lambda (G + ln c - ln(delta - Omega)) / lambda)``,
@@ -307,7 +312,7 @@ class ExtendedMA(ComposedReleases):
 
     # -- gradient ----------------------------------------------------------------------
 
-    def delta_and_gradient(self, epsilon: float, direction: str = "max") -> MomentsGradient:
+    def delta_and_gradient(self, epsilon: float, direction: Direction = "max") -> MomentsGradient:
         """delta(eps) and its partial derivatives with respect to the A- and B-masses of
         every composed pair (envelope theorem: lambda stays at its optimum).
 

@@ -26,11 +26,10 @@ from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
-from accountant.validation import ONE_DIRECTION, check_lambda, check_one_direction
+from accountant.validation import ONE_DIRECTION, OneDirection, check_lambda, check_one_direction
 
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
 
-Direction = str  # "A/B" or "B/A"
 _UNIT_ROUNDOFF = 2.0**-53
 
 
@@ -43,27 +42,27 @@ class LogMomentSource(Protocol):
 
     description: str
 
-    def log_moment(self, lam: float, direction: Direction) -> float:
+    def log_moment(self, lam: float, direction: OneDirection) -> float:
         """``Gamma_lambda`` for ``lam >= 0`` (``-inf`` if no outcome has a finite loss)."""
         ...
 
-    def log_moment_slope(self, lam: float, direction: Direction) -> float:
+    def log_moment_slope(self, lam: float, direction: OneDirection) -> float:
         """``dGamma_lambda / dlambda`` at ``lam``."""
         ...
 
-    def log_moment_error(self, lam: float, direction: Direction) -> float:
+    def log_moment_error(self, lam: float, direction: OneDirection) -> float:
         """A bound on the absolute error of the computed :meth:`log_moment` at ``lam``."""
         ...
 
-    def distinguishing_mass(self, direction: Direction) -> float:
+    def distinguishing_mass(self, direction: OneDirection) -> float:
         """``omega``: the mass of outcomes with loss ``+inf``."""
         ...
 
-    def mass_logs(self, direction: Direction) -> MassLogs:
+    def mass_logs(self, direction: OneDirection) -> MassLogs:
         """Certified logs of the total mass and of the finite share ``1 - omega / S``."""
         ...
 
-    def max_finite_loss(self, direction: Direction) -> float:
+    def max_finite_loss(self, direction: OneDirection) -> float:
         """An upper bound on the supremum of the finite losses, rounding included (``inf``
         if unbounded, ``-inf`` if there are none)."""
         ...
@@ -131,35 +130,35 @@ class PairLogMoments:
             else f"worst case over {len(self.pairs)} pairs"
         )
 
-    def plds(self, direction: Direction) -> tuple[PrivacyLossDistribution, ...]:
+    def plds(self, direction: OneDirection) -> tuple[PrivacyLossDistribution, ...]:
         """The PLD of each pair in ``direction``."""
         return self._plds[check_one_direction("direction", direction)]
 
-    def _argmax_pair(self, lam: float, direction: Direction) -> int:
+    def _argmax_pair(self, lam: float, direction: OneDirection) -> int:
         values = [pld_log_moment(pld, lam) for pld in self._plds[direction]]
         return int(np.argmax(values))
 
-    def log_moment(self, lam: float, direction: Direction) -> float:
+    def log_moment(self, lam: float, direction: OneDirection) -> float:
         """``Gamma_lambda`` in ``direction``: the largest over the pairs."""
         lam = check_lambda("lam", lam)
         return max(pld_log_moment(pld, lam) for pld in self.plds(direction))
 
-    def log_moment_slope(self, lam: float, direction: Direction) -> float:
+    def log_moment_slope(self, lam: float, direction: OneDirection) -> float:
         """``dGamma_lambda / dlambda`` of the pair that attains :meth:`log_moment` at ``lam``."""
         lam = check_lambda("lam", lam)
         pld = self.plds(direction)[self._argmax_pair(lam, direction)]
         return pld_log_moment_slope(pld, lam)
 
-    def log_moment_error(self, lam: float, direction: Direction) -> float:
+    def log_moment_error(self, lam: float, direction: OneDirection) -> float:
         """The largest :func:`pld_log_moment_error` over the pairs."""
         lam = check_lambda("lam", lam)
         return max(pld_log_moment_error(pld, lam) for pld in self.plds(direction))
 
-    def distinguishing_mass(self, direction: Direction) -> float:
+    def distinguishing_mass(self, direction: OneDirection) -> float:
         """``omega`` in ``direction``: the largest over the pairs."""
         return max(pld.distinguishing_mass for pld in self.plds(direction))
 
-    def mass_logs(self, direction: Direction) -> MassLogs:
+    def mass_logs(self, direction: OneDirection) -> MassLogs:
         """The hull over the pairs of their :attr:`PrivacyLossDistribution.mass_logs`: the
         largest total and the smallest finite share bound any choice among the pairs."""
         plds = self.plds(direction)
@@ -168,12 +167,12 @@ class PairLogMoments:
             result = result.hull(pld.mass_logs)
         return result
 
-    def max_finite_loss(self, direction: Direction) -> float:
+    def max_finite_loss(self, direction: OneDirection) -> float:
         """The largest finite loss over the pairs plus its rounding bound (``-inf`` if there
         is none)."""
         return max(pld.max_finite_loss + pld.loss_rounding for pld in self.plds(direction))
 
-    def log_moment_log_gradient(self, lam: float, direction: Direction) -> LogMomentGradient:
+    def log_moment_log_gradient(self, lam: float, direction: OneDirection) -> LogMomentGradient:
         """Partial derivatives of ``Gamma_lambda`` with respect to the masses of the pair
         that attains it, as logs of magnitudes (so that tiny masses cannot overflow)::
 

@@ -24,6 +24,9 @@ from accountant.pairs.outcomes import OutcomeIndex
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
     MASS_TOLERANCE,
+    Direction,
+    Kind,
+    OneDirection,
     check_direction,
     check_epsilons,
     check_finite_real,
@@ -257,7 +260,7 @@ def _shape_like(values: np.ndarray, eps: np.ndarray) -> float | np.ndarray:
 
 
 def privacy_loss_distribution(
-    pair: WorstCasePair, direction: str = "A/B"
+    pair: WorstCasePair, direction: OneDirection = "A/B"
 ) -> PrivacyLossDistribution:
     """The PLD of ``pair`` in ``direction`` ``"A/B"`` (losses ``ln A/B`` under ``A``)
     or ``"B/A"``; losses are computed as ``ln A - ln B`` so no ratio overflows."""
@@ -315,7 +318,7 @@ def _plds(pairs: PairOrPairs, direction: str) -> list[PrivacyLossDistribution]:
 
 
 def exact_delta(
-    pair: PairOrPairs, epsilon: float | np.ndarray, direction: str = "max"
+    pair: PairOrPairs, epsilon: float | np.ndarray, direction: Direction = "max"
 ) -> float | np.ndarray:
     """Exact single-release ADP delta(eps) of a pair, or the worst case over several pairs
     (e.g. every shift of :func:`~accountant.pairs.worst_case.additive_shift_pairs`).
@@ -325,7 +328,7 @@ def exact_delta(
 
 
 def exact_delta_pdp(
-    pair: PairOrPairs, epsilon: float | np.ndarray, direction: str = "max"
+    pair: PairOrPairs, epsilon: float | np.ndarray, direction: Direction = "max"
 ) -> float | np.ndarray:
     """Exact single-release PDP delta(eps); worst case over pairs and directions."""
     values = [pld.delta_pdp(epsilon) for pld in _plds(pair, direction)]
@@ -333,7 +336,7 @@ def exact_delta_pdp(
 
 
 def exact_epsilon(
-    pair: PairOrPairs, delta: float, direction: str = "max", *, kind: str = "ADP"
+    pair: PairOrPairs, delta: float, direction: Direction = "max", *, kind: Kind = "ADP"
 ) -> float:
     """Smallest eps whose exact single-release delta (``kind`` ``"ADP"`` or ``"PDP"``, spelled
     as everywhere) is at most ``delta`` in every requested direction and pair."""

@@ -42,6 +42,7 @@ from accountant.report.audit_results import (
 )
 from accountant.validation import (
     ONE_DIRECTION,
+    Direction,
     check_direction,
     check_epsilons,
     check_finite_real,
@@ -76,7 +77,7 @@ def audit_pairs(
     *,
     epsilon: float | None = 0.3,
     target_delta: float | None = None,
-    direction: str = "max",
+    direction: Direction = "max",
     shift_note: str = "one pair given",
     progress: Progress | None = None,
 ) -> AuditReport:
@@ -239,7 +240,7 @@ def audit_additive(
     *,
     epsilon: float | None = 0.3,
     target_delta: float | None = None,
-    direction: str = "max",
+    direction: Direction = "max",
     description: str | None = None,
     progress: Progress | None = None,
 ) -> AuditReport:

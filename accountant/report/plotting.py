@@ -14,6 +14,7 @@ from accountant.errors import InfeasibleTargetError
 from accountant.moments.extended_ma import ExtendedMA
 from accountant.noise import NoiseDistribution
 from accountant.pairs.worst_case import WorstCasePair
+from accountant.validation import Direction
 
 __all__ = ["plot_delta_curves", "plot_noises"]
 
@@ -41,7 +42,7 @@ def plot_delta_curves(
     epsilons: np.ndarray | None = None,
     mark_epsilon: float | None = None,
     mark_delta: float | None = None,
-    direction: str = "max",
+    direction: Direction = "max",
 ) -> None:
     """Write a log-scale plot of delta(eps) after ``times`` releases: the certified
     PrivacyBuckets band (single pair only), the Extended MA (tight and paper) and the
