@@ -28,13 +28,15 @@ if TYPE_CHECKING:
     from accountant.numerics.directed import MassLogs
     from accountant.results import Bounds, DeltaUpperBound, EpsilonBounds, EpsilonUpperBound
 
-__all__ = ["Accountant", "AnalyticMechanism"]
+__all__ = ["Accountant", "AnalyticMechanism", "LogMomentSource"]
 
 
 @runtime_checkable
-class AnalyticMechanism(Protocol):
-    """One application of a mechanism given by formulas, in both directions ("A/B": the
-    loss ``ln a/b`` under ``A``; "B/A" the reverse)."""
+class LogMomentSource(Protocol):
+    """What the Extended Moments Accountant needs of one release, per direction
+    (``"A/B"``: losses ``ln A/B`` under ``A``; ``"B/A"`` the reverse). Pairs
+    (:class:`~accountant.moments.log_moments.PairLogMoments`) and every
+    :class:`AnalyticMechanism` provide it."""
 
     @property
     def description(self) -> str:
@@ -42,28 +44,37 @@ class AnalyticMechanism(Protocol):
         ...
 
     def log_moment(self, lam: float, direction: OneDirection) -> float:
-        """``Gamma_lambda = ln sum_{a>0,b>0} a^(1+lambda) b^(-lambda)``."""
+        """``Gamma_lambda = ln sum_{a>0,b>0} a^(1+lambda) b^(-lambda)`` for ``lam >= 0``
+        (``-inf`` if no outcome has a finite loss)."""
         ...
 
     def log_moment_slope(self, lam: float, direction: OneDirection) -> float:
-        """``dGamma_lambda / dlambda``."""
+        """``dGamma_lambda / dlambda`` at ``lam``."""
         ...
 
     def log_moment_error(self, lam: float, direction: OneDirection) -> float:
-        """A bound on the absolute error of the computed ``Gamma_lambda``."""
+        """A bound on the absolute error of the computed :meth:`log_moment` at ``lam``."""
         ...
 
     def distinguishing_mass(self, direction: OneDirection) -> float:
-        """``omega``: the mass of outcomes only the first distribution can produce."""
+        """``omega``: the mass of outcomes only the first distribution can produce
+        (loss ``+inf``)."""
         ...
 
     def mass_logs(self, direction: OneDirection) -> MassLogs:
-        """Certified brackets of the total and distinguishing masses."""
+        """Certified logs of the total mass and of the finite share ``1 - omega / S``."""
         ...
 
     def max_finite_loss(self, direction: OneDirection) -> float:
-        """An upper bound on the largest finite privacy loss (``inf`` if unbounded)."""
+        """An upper bound on the supremum of the finite losses, rounding included (``inf``
+        if unbounded, ``-inf`` if there are none)."""
         ...
+
+
+@runtime_checkable
+class AnalyticMechanism(LogMomentSource, Protocol):
+    """One application of a mechanism given by formulas, in both directions: the Extended
+    MA's log moments (:class:`LogMomentSource`) and the release PrivacyBuckets composes."""
 
     def bucket_release(self) -> ReleaseSource:
         """The release PrivacyBuckets buckets and composes."""

@@ -9,14 +9,14 @@ Extended MA"; SPEC section 3)::
 a log-moment-generating function of the finite privacy loss, hence convex in
 lambda with slope ``dGamma/dlambda = E_w[L]`` under the tilted weights
 ``w(o) ∝ A(o) e^{lambda L(o)}``. Every source of log-moments (pairs here, analytic
-mechanisms in :mod:`accountant.mechanisms`) implements :class:`LogMomentSource`.
+mechanisms in :mod:`accountant.mechanisms`) implements
+:class:`~accountant.protocol.LogMomentSource`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 import attrs
 import numpy as np
@@ -26,46 +26,12 @@ from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
+from accountant.protocol import LogMomentSource
 from accountant.validation import ONE_DIRECTION, OneDirection, check_lambda, check_one_direction
 
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
 
 _UNIT_ROUNDOFF = 2.0**-53
-
-
-@runtime_checkable
-class LogMomentSource(Protocol):
-    """What the Extended Moments Accountant needs of one release, per direction.
-
-    ``direction`` is ``"A/B"`` (losses ``ln A/B`` under ``A``) or ``"B/A"``.
-    """
-
-    description: str
-
-    def log_moment(self, lam: float, direction: OneDirection) -> float:
-        """``Gamma_lambda`` for ``lam >= 0`` (``-inf`` if no outcome has a finite loss)."""
-        ...
-
-    def log_moment_slope(self, lam: float, direction: OneDirection) -> float:
-        """``dGamma_lambda / dlambda`` at ``lam``."""
-        ...
-
-    def log_moment_error(self, lam: float, direction: OneDirection) -> float:
-        """A bound on the absolute error of the computed :meth:`log_moment` at ``lam``."""
-        ...
-
-    def distinguishing_mass(self, direction: OneDirection) -> float:
-        """``omega``: the mass of outcomes with loss ``+inf``."""
-        ...
-
-    def mass_logs(self, direction: OneDirection) -> MassLogs:
-        """Certified logs of the total mass and of the finite share ``1 - omega / S``."""
-        ...
-
-    def max_finite_loss(self, direction: OneDirection) -> float:
-        """An upper bound on the supremum of the finite losses, rounding included (``inf``
-        if unbounded, ``-inf`` if there are none)."""
-        ...
 
 
 def pld_log_moment(pld: PrivacyLossDistribution, lam: float) -> float:
