@@ -60,7 +60,9 @@ def normalised_from_log_density(log_density: np.ndarray) -> np.ndarray:
 def from_log_density(
     grid: np.ndarray, log_density: np.ndarray, description: str
 ) -> NoiseDistribution:
-    step = float(grid[1] - grid[0])
+    # The step as given: grids come from symmetric_grid, whose point after 0 is exactly
+    # 1 * step (``grid[1] - grid[0]`` would carry a rounding, e.g. 0.09999999999999964).
+    step = float(grid[grid.size // 2 + 1])
     bound = float(grid[-1])
     return NoiseDistribution(
         pmf=normalised_from_log_density(log_density),

@@ -77,6 +77,19 @@ def test_truncated_laplace_grid_and_shape(scale, bound, step):
     assert p.is_symmetric() and p.is_monotone()
 
 
+@pytest.mark.parametrize("step", [0.1, 0.3, 0.01, 1 / 3])
+def test_families_keep_the_step_as_given(step):
+    # (the step was once read back as grid[1] - grid[0]: 0.09999999999999964 for 0.1)
+    families = [
+        noise.truncated_gaussian(2.0, 30 * step, step),
+        noise.truncated_laplace(2.0, 30 * step, step),
+        noise.staircase(1.0, 0.3, 30 * step, step),
+        noise.uniform(30 * step, step),
+    ]
+    for p in families:
+        assert p.step == step and p.start / p.step == pytest.approx(-30, abs=1e-9)
+
+
 def test_uniform_is_flat():
     p = noise.uniform(bound=3.0, step=0.5)
     assert p.size == 13
