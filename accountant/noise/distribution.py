@@ -139,16 +139,27 @@ class NoiseDistribution:
     def sample(
         self, size: int, rng: np.random.Generator | None = None, *, dimension: int = 1
     ) -> np.ndarray:
-        """Draw noise as in SPEC section 1.
+        """Draw noise as in SPEC section 1, for simulations: pick ``x_i`` with probability
+        ``p_i``, then a uniform point of ``[x_i - step/2, x_i + step/2)``; shape ``(size,)``.
 
-        One dimension: pick ``x_i`` with probability ``p_i``, then a uniform point of
-        ``[x_i - step/2, x_i + step/2)``; returns shape ``(size,)``. With
-        ``dimension = d > 1``: rotation-symmetric noise whose radius is ``|x|`` for
-        such a draw and whose direction is a normalised standard normal vector;
-        returns shape ``(size, d)``.
+        Not for releasing noise: the draw uses floats and a seeded (or numpy's default)
+        generator. Use :func:`accountant.release.release`, which draws exactly the
+        audited law on the grid from a cryptographic source.
+
+        ``dimension`` must be 1. Rotation-symmetric ``d``-dimensional noise (radius from
+        this pmf, direction uniform) is withdrawn: its privacy is not that of the
+        one-dimensional pair (for ``d = 2`` delta grows about 30-fold, see
+        ``docs/guide/releasing.md``). Draw ``d`` independent coordinates instead
+        (``sample(size * d).reshape(size, d)``) and compose ``d`` releases.
         """
         size = check_positive_int("size", size)
         dimension = check_positive_int("dimension", dimension)
+        if dimension != 1:
+            raise InvalidInputError(
+                f"dimension={dimension}: rotation-symmetric noise is withdrawn, its privacy "
+                "is not that of the one-dimensional pair; draw independent coordinates, "
+                "sample(size * d).reshape(size, d), and compose d releases"
+            )
         if rng is None:
             rng = np.random.default_rng()
         elif not isinstance(rng, np.random.Generator):
@@ -156,12 +167,7 @@ class NoiseDistribution:
         cumulative = np.cumsum(self.pmf)
         index = np.searchsorted(cumulative, rng.random(size) * cumulative[-1], side="right")
         index = np.minimum(index, self.size - 1)
-        draws = self.grid[index] + self.step * (rng.random(size) - 0.5)
-        if dimension == 1:
-            return draws
-        directions = rng.standard_normal((size, dimension))
-        norms = np.linalg.norm(directions, axis=1, keepdims=True)
-        return np.abs(draws)[:, None] * directions / norms
+        return self.grid[index] + self.step * (rng.random(size) - 0.5)
 
 
 def from_array(pmf: np.ndarray, step: float, start: float | None = None) -> NoiseDistribution:

@@ -323,44 +323,12 @@ def test_point_mass_samples_its_cell_uniformly():
     assert statistic < _dkw_bound(N_SAMPLES)
 
 
-@pytest.mark.parametrize("dimension", [2, 3, 10])
-def test_multidimensional_norms_follow_abs_x(dimension):
-    p = SAMPLED_NOISES["asymmetric_with_hole"]
-    vectors = p.sample(N_SAMPLES, np.random.default_rng(dimension), dimension=dimension)
-    assert vectors.shape == (N_SAMPLES, dimension)
-    edges, cdf = _cell_edges_and_cdf(p)
-
-    def abs_cdf(r):  # P(|X| <= r) = F(r) - F(-r) for the continuous law
-        return np.interp(r, edges, cdf) - np.interp(-r, edges, cdf)
-
-    statistic = _ks_statistic(np.linalg.norm(vectors, axis=1), abs_cdf)
-    assert statistic < _dkw_bound(N_SAMPLES)
-
-
-@pytest.mark.parametrize("dimension", [2, 3, 10])
-def test_multidimensional_directions_are_isotropic(dimension):
-    p = noise.truncated_gaussian(sigma=1.0, bound=4.0, step=0.5)
-    vectors = p.sample(N_SAMPLES, np.random.default_rng(100 + dimension), dimension=dimension)
-    norms = np.linalg.norm(vectors, axis=1)
-    directions = vectors[norms > 0] / norms[norms > 0, None]
-    n = directions.shape[0]
-    # uniform on the sphere: each coordinate has mean 0 and variance 1/d; E[u u^T] = I/d
-    assert np.all(np.abs(directions.mean(axis=0)) < 6 * math.sqrt(1.0 / (dimension * n)))
-    second_moment = directions.T @ directions / n
-    # E[u_i^2 u_j^2] <= E[u_i^4] = 3/(d(d+2)) bounds each entry's variance
-    tolerance = 6 * math.sqrt(3.0 / (dimension * (dimension + 2) * n))
-    np.testing.assert_allclose(second_moment, np.eye(dimension) / dimension, atol=tolerance)
-
-
 def test_dimension_one_is_the_plain_draw():
     p = noise.truncated_laplace(scale=1.0, bound=3.0, step=0.5)
     flat = p.sample(100, np.random.default_rng(1), dimension=1)
-    assert flat.shape == (100,)
-    # with a non-symmetric noise the 1-D draw keeps its sign; the d-D radius cannot
+    np.testing.assert_array_equal(flat, p.sample(100, np.random.default_rng(1)))
     q = NoiseDistribution(pmf=[1.0], step=1.0, start=-3.0)
-    assert (q.sample(100, np.random.default_rng(1)) < 0).all()
-    radii = np.linalg.norm(q.sample(100, np.random.default_rng(1), dimension=2), axis=1)
-    assert ((radii > 2.5) & (radii <= 3.5)).all()
+    assert (q.sample(100, np.random.default_rng(1)) < 0).all()  # the 1-D draw keeps its sign
 
 
 # ---------------------------------------------------------------------------------------
