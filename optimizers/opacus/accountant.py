@@ -1,0 +1,190 @@
+"""An Opacus accountant that certifies DP-SGD with truncated Gaussian noise.
+
+Each optimiser step of DP-SGD with noise multiplier ``sigma``, Poisson sampling rate ``q``
+and noise cut at ``k sigma C`` is one release of
+:class:`accountant.SubsampledTruncatedGaussian` ``(sigma, q, k, truncation)``, the pair
+
+    A = noise,    B = (1 - q) noise + q (noise + C)
+
+of SPEC section 1 ("DP-SGD"; paper, section "DP-SGD"), with ``noise`` the Gaussian of
+standard deviation ``sigma C`` cut at ``+-k sigma C``. The steps are composed in
+:class:`accountant.PrivacyBuckets` (SPEC section 2), which certifies
+``lower <= eps(delta) <= upper``; :meth:`TruncatedAccountant.get_epsilon` returns the
+certified ``upper``, :meth:`TruncatedAccountant.epsilon_bounds` the whole bracket.
+
+What is certified is the composition of that one-dimensional pair per step; see
+:mod:`optimizers.opacus` for what this covers for a gradient of many coordinates.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from opacus.accountants import IAccountant
+
+from accountant import EpsilonBounds, InvalidInputError, PrivacyBuckets, SubsampledTruncatedGaussian
+from accountant.validation import (
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    check_target_delta,
+)
+from optimizers.opacus.settings import DEFAULT_CUT, DEFAULT_TRUNCATION, TruncationSettings
+from optimizers.opacus.state import MECHANISM, HistoryEntry, checked_history, checked_settings
+
+__all__ = ["DEFAULT_ACCURACY", "TruncatedAccountant"]
+
+#: PrivacyBuckets accuracy (relative width of every certified delta bracket) by default.
+DEFAULT_ACCURACY = 1e-4
+
+
+def _accuracy(value: Any) -> float:
+    result = check_positive_real("accuracy", value)
+    if result >= 1.0:
+        raise InvalidInputError(f"accuracy must lie in (0, 1), got {result!r}")
+    return result
+
+
+class TruncatedAccountant(IAccountant):
+    """Opacus accountant (``opacus.accountants.IAccountant``) for truncated Gaussian noise.
+
+    ``cut``: ``k``, noise cut at ``+-k * noise_multiplier * max_grad_norm`` (default
+    :data:`~optimizers.opacus.settings.DEFAULT_CUT` = 8); ``truncation``:
+    ``"renormalised"`` (= ``"resampled"``, the default) or ``"clamped"``; ``accuracy``:
+    the PrivacyBuckets accuracy (default 1e-4). Opacus's ``create_accountant("truncated")``
+    calls this without arguments, so ``PrivacyEngine(accountant="truncated")`` accounts
+    the defaults; for other settings build one and assign it to
+    ``privacy_engine.accountant`` before ``make_private`` (or use
+    :func:`~optimizers.opacus.engine.truncated_privacy_engine`).
+
+    ``history`` is Opacus's list of ``(noise_multiplier, sample_rate, steps)``, a repeated
+    step merged into the last entry (as Opacus's RDP accountant does). Composition is
+    incremental: one mechanism object per distinct ``(noise_multiplier, sample_rate)``,
+    composed once more per step (``PrivacyBuckets.compose`` grows its count).
+    """
+
+    def __init__(
+        self,
+        cut: float = DEFAULT_CUT,
+        truncation: str = DEFAULT_TRUNCATION,
+        accuracy: float = DEFAULT_ACCURACY,
+    ) -> None:
+        super().__init__()
+        self.settings = TruncationSettings(cut=cut, truncation=truncation)
+        self.accuracy = _accuracy(accuracy)
+        self.history: list[HistoryEntry] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self._mechanisms: dict[tuple[float, float], SubsampledTruncatedGaussian] = {}
+        self._buckets = PrivacyBuckets(accuracy=self.accuracy)
+        self._answers: dict[float, EpsilonBounds] = {}
+
+    def mechanism_of(
+        self, noise_multiplier: float, sample_rate: float
+    ) -> SubsampledTruncatedGaussian:
+        """The release of one step (one object per ``(noise_multiplier, sample_rate)``)."""
+        sigma = check_positive_real("noise_multiplier", noise_multiplier)
+        rate = check_probability("sample_rate", sample_rate)
+        key = (sigma, rate)
+        if key not in self._mechanisms:
+            self._mechanisms[key] = SubsampledTruncatedGaussian(
+                sigma=sigma,
+                sampling_rate=rate,
+                cut=self.settings.cut,
+                truncation=self.settings.truncation,
+            )
+        return self._mechanisms[key]
+
+    def step(self, *, noise_multiplier: float, sample_rate: float, steps: int = 1) -> None:
+        """Account ``steps`` (default one) optimiser steps with these parameters."""
+        mechanism = self.mechanism_of(noise_multiplier, sample_rate)
+        steps = check_positive_int("steps", steps)
+        self._buckets = self._buckets.compose(mechanism, steps)
+        self._answers.clear()
+        entry = (mechanism.sigma, mechanism.sampling_rate)
+        if self.history and self.history[-1][:2] == entry:
+            self.history[-1] = (*entry, self.history[-1][2] + steps)
+        else:
+            self.history.append((*entry, steps))
+
+    def privacy_buckets(self) -> PrivacyBuckets:
+        """The PrivacyBuckets accountant of every step so far (immutable)."""
+        return self._buckets
+
+    def epsilon_bounds(self, delta: float) -> EpsilonBounds:
+        """Certified ``lower <= eps <= upper`` at ``delta`` (ADP, both directions) of the
+        steps so far (``EpsilonBounds``; 0 before any step). Cached until the next step."""
+        delta = check_target_delta("delta", delta)
+        if delta not in self._answers:
+            self._answers[delta] = self._buckets.epsilon(delta)
+        return self._answers[delta]
+
+    def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
+        """The certified upper bound on eps at ``delta`` (what Opacus reports)."""
+        if args or kwargs:
+            raise InvalidInputError(
+                f"get_epsilon takes only delta, got extra arguments {args!r} {kwargs!r}"
+            )
+        return float(self.epsilon_bounds(delta).upper)
+
+    def __len__(self) -> int:
+        """The number of optimiser steps accounted (Opacus's RDP accountant returns the
+        number of history entries instead)."""
+        return sum(entry[2] for entry in self.history)
+
+    @classmethod
+    def mechanism(cls) -> str:
+        """``"truncated"``."""
+        return MECHANISM
+
+    def get_optimizer_hook_fn(self, sample_rate: float) -> Callable[[Any], None]:
+        """The step hook ``PrivacyEngine.make_private`` attaches to the optimiser. It refuses
+        an optimiser that does not add this accountant's noise (e.g. Opacus's own
+        ``DPOptimizer``, which adds untruncated Gaussian noise), before the step is taken."""
+        rate = check_probability("sample_rate", sample_rate)
+
+        def hook(optimizer: Any) -> None:
+            settings = getattr(optimizer, "truncation_settings", None)
+            if not isinstance(settings, TruncationSettings) or not settings.same_law(self.settings):
+                raise InvalidInputError(
+                    f"optimizer must add noise with {self.settings} (a TruncatedDPOptimizer "
+                    f"from make_private_truncated), got {type(optimizer).__name__} with "
+                    f"{settings if settings is not None else 'untruncated Gaussian noise'}"
+                )
+            self.step(
+                noise_multiplier=optimizer.noise_multiplier,
+                sample_rate=rate * optimizer.accumulated_iterations,
+            )
+
+        return hook
+
+    def state_dict(self, destination: Any = None) -> Any:
+        """Opacus's state (``history``, ``mechanism``) and the ``settings`` it was
+        accounted with (:mod:`~optimizers.opacus.state`)."""
+        destination = OrderedDict() if destination is None else destination
+        destination["history"] = list(self.history)
+        destination["mechanism"] = MECHANISM
+        destination["settings"] = {"cut": self.settings.cut, "truncation": self.settings.truncation}
+        return destination
+
+    def load_state_dict(self, state_dict: Any) -> None:
+        """Replace the history by that of ``state_dict`` (every field checked first; this
+        accountant is unchanged when it is refused)."""
+        checked_settings(state_dict, self.settings)
+        history = checked_history(state_dict)
+        fresh = TruncatedAccountant(self.settings.cut, self.settings.truncation, self.accuracy)
+        for sigma, rate, steps in history:
+            fresh.step(noise_multiplier=sigma, sample_rate=rate, steps=steps)
+        self.history = fresh.history
+        self._mechanisms, self._buckets = fresh._mechanisms, fresh._buckets
+        self._answers = {}
+
+    def __repr__(self) -> str:
+        return (
+            f"TruncatedAccountant(cut={self.settings.cut!r}, "
+            f"truncation={self.settings.truncation!r}, accuracy={self.accuracy!r}, "
+            f"steps={len(self)})"
+        )

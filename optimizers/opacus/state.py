@@ -1,0 +1,87 @@
+"""Opacus's accountant state, read back with every field checked.
+
+:meth:`TruncatedAccountant.state_dict` follows Opacus's convention (``history``: a list of
+``(noise_multiplier, sample_rate, steps)``; ``mechanism``: ``"truncated"``) and adds
+``settings``: the cut and truncation the history was accounted with. A state that is not
+a mapping, names another mechanism, lacks a key, was accounted with other settings, or
+holds a malformed history entry is refused with
+:class:`~accountant.InvalidInputError` naming what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from accountant import InvalidInputError
+from accountant.validation import (
+    check_positive_int,
+    check_positive_real,
+    check_probability,
+    shown,
+)
+from optimizers.opacus.settings import TruncationSettings
+
+__all__ = ["MECHANISM", "HistoryEntry", "checked_history", "checked_settings"]
+
+#: The name Opacus knows the accountant by (``PrivacyEngine(accountant="truncated")``).
+MECHANISM = "truncated"
+
+#: One entry of Opacus's history: ``(noise_multiplier, sample_rate, steps)``.
+HistoryEntry = tuple[float, float, int]
+
+
+def _require(state: Any, key: str) -> Any:
+    if not isinstance(state, Mapping):
+        raise InvalidInputError(
+            "state_dict must be a mapping from TruncatedAccountant.state_dict(), "
+            f"got {shown(state)}"
+        )
+    if key not in state:
+        raise InvalidInputError(f"state_dict lacks the key {key!r}, got keys {sorted(state)!r}")
+    return state[key]
+
+
+def checked_settings(state: Any, expected: TruncationSettings) -> None:
+    """Refuse a state of another mechanism, or accounted with other settings than
+    ``expected`` (its history would describe other noise)."""
+    mechanism = _require(state, "mechanism")
+    if mechanism != MECHANISM:
+        raise InvalidInputError(
+            f"state_dict['mechanism'] must be {MECHANISM!r}, got {shown(mechanism)}"
+        )
+    settings = _require(state, "settings")
+    if not isinstance(settings, Mapping) or set(settings) != {"cut", "truncation"}:
+        raise InvalidInputError(
+            "state_dict['settings'] must be {'cut': ..., 'truncation': ...}, "
+            f"got {shown(settings)}"
+        )
+    given = TruncationSettings(cut=settings["cut"], truncation=settings["truncation"])
+    if not given.same_law(expected):
+        raise InvalidInputError(
+            f"state_dict['settings'] describes noise with {given}, but this accountant "
+            f"accounts {expected}: build it with the same cut and truncation"
+        )
+
+
+def checked_history(state: Any) -> list[HistoryEntry]:
+    """The history of ``state``, each entry checked (naming its index and field)."""
+    history = _require(state, "history")
+    if not isinstance(history, list | tuple):
+        raise InvalidInputError(f"state_dict['history'] must be a list, got {shown(history)}")
+    entries = []
+    for index, entry in enumerate(history):
+        name = f"state_dict['history'][{index}]"
+        if not isinstance(entry, list | tuple) or len(entry) != 3:
+            raise InvalidInputError(
+                f"{name} must be (noise_multiplier, sample_rate, steps), got {shown(entry)}"
+            )
+        sigma, rate, steps = entry
+        entries.append(
+            (
+                check_positive_real(f"{name} noise_multiplier", sigma),
+                check_probability(f"{name} sample_rate", rate),
+                check_positive_int(f"{name} steps", steps),
+            )
+        )
+    return entries
