@@ -1,0 +1,135 @@
+"""TruncatedAccountant on its own: Opacus's interface, history, state, certified answers."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("opacus")
+
+from opacus.accountants import IAccountant, create_accountant  # noqa: E402
+
+from accountant import (  # noqa: E402
+    EpsilonBounds,
+    InvalidInputError,
+    PrivacyBuckets,
+    SubsampledTruncatedGaussian,
+)
+from optimizers.opacus import (  # noqa: E402
+    DEFAULT_CUT,
+    DEFAULT_TRUNCATION,
+    TruncatedAccountant,
+    TruncationSettings,
+)
+
+
+def test_registered_with_opacus_and_built_with_the_defaults():
+    built = create_accountant(mechanism="truncated")
+    assert isinstance(built, TruncatedAccountant) and isinstance(built, IAccountant)
+    assert built.mechanism() == "truncated"
+    assert built.settings == TruncationSettings(cut=DEFAULT_CUT, truncation=DEFAULT_TRUNCATION)
+    assert (built.settings.cut, built.settings.truncation) == (8.0, "renormalised")
+    assert built.history == [] and len(built) == 0 and built.get_epsilon(1e-5) == 0.0
+
+
+def test_history_merges_repeated_steps_like_opacus_rdp():
+    accountant = TruncatedAccountant()
+    for sigma, rate in [(1.0, 0.1), (1.0, 0.1), (2.0, 0.1), (2.0, 0.1), (1.0, 0.1), (1.0, 0.2)]:
+        accountant.step(noise_multiplier=sigma, sample_rate=rate)
+    assert accountant.history == [(1.0, 0.1, 2), (2.0, 0.1, 2), (1.0, 0.1, 1), (1.0, 0.2, 1)]
+    assert len(accountant) == 6
+    # one mechanism object per distinct (sigma, q): three components, counts 3, 2, 1
+    components = accountant.privacy_buckets().components
+    assert [c.times for c in components] == [3, 2, 1]
+    assert [(c.mechanism.sigma, c.mechanism.sampling_rate) for c in components] == [
+        (1.0, 0.1),
+        (2.0, 0.1),
+        (1.0, 0.2),
+    ]
+
+
+@pytest.mark.parametrize("truncation", ["renormalised", "clamped"])
+def test_get_epsilon_is_the_certified_upper_bound_of_the_same_composition(truncation):
+    accountant = TruncatedAccountant(cut=6.0, truncation=truncation, accuracy=1e-3)
+    for _ in range(5):
+        accountant.step(noise_multiplier=1.2, sample_rate=0.1)
+    direct = (
+        PrivacyBuckets(accuracy=1e-3)
+        .compose(
+            SubsampledTruncatedGaussian(
+                sigma=1.2, sampling_rate=0.1, cut=6.0, truncation=truncation
+            ),
+            times=5,
+        )
+        .epsilon(1e-5)
+    )
+    bounds = accountant.epsilon_bounds(1e-5)
+    assert isinstance(bounds, EpsilonBounds) and bounds.releases == 5
+    assert accountant.get_epsilon(1e-5) == direct.upper
+    assert (bounds.lower, bounds.upper) == (direct.lower, direct.upper)
+    assert 0.0 < bounds.lower <= bounds.upper
+
+
+def test_a_later_step_raises_epsilon():
+    accountant = TruncatedAccountant(accuracy=1e-3)
+    accountant.step(noise_multiplier=1.0, sample_rate=0.2)
+    before = accountant.get_epsilon(1e-5)
+    accountant.step(noise_multiplier=1.0, sample_rate=0.2)
+    assert accountant.epsilon_bounds(1e-5).lower > before * 1.05
+
+
+def test_state_dict_round_trip():
+    accountant = TruncatedAccountant(cut=5.0, truncation="clamped", accuracy=1e-3)
+    for sigma in (1.0, 1.0, 1.5):
+        accountant.step(noise_multiplier=sigma, sample_rate=0.1)
+    state = accountant.state_dict()
+    assert state["mechanism"] == "truncated"
+    assert state["history"] == [(1.0, 0.1, 2), (1.5, 0.1, 1)]
+    assert state["settings"] == {"cut": 5.0, "truncation": "clamped"}
+    loaded = TruncatedAccountant(cut=5.0, truncation="clamped", accuracy=1e-3)
+    loaded.load_state_dict(state)
+    assert loaded.history == accountant.history and len(loaded) == 3
+    assert loaded.get_epsilon(1e-5) == accountant.get_epsilon(1e-5)
+    loaded.step(noise_multiplier=1.5, sample_rate=0.1)  # continues the last entry
+    assert loaded.history[-1] == (1.5, 0.1, 2)
+
+
+def test_a_refused_state_leaves_the_accountant_unchanged():
+    accountant = TruncatedAccountant()
+    accountant.step(noise_multiplier=1.0, sample_rate=0.1)
+    state = accountant.state_dict()
+    state["history"] = [(1.0, 0.1, 3), (1.0, 2.0, 1)]
+    with pytest.raises(InvalidInputError, match=r"\[1\] sample_rate must lie in \(0, 1\], got 2.0"):
+        accountant.load_state_dict(state)
+    assert accountant.history == [(1.0, 0.1, 1)] and len(accountant) == 1
+
+
+def test_a_state_of_other_settings_is_refused():
+    state = TruncatedAccountant(cut=3.0).state_dict()
+    with pytest.raises(InvalidInputError, match="cut 3 sigma, renormalised.*cut 8 sigma"):
+        TruncatedAccountant().load_state_dict(state)
+    # "resampled" is another name of the same law: accepted
+    state = TruncatedAccountant(truncation="resampled").state_dict()
+    TruncatedAccountant().load_state_dict(state)
+
+
+def test_the_hook_refuses_an_optimizer_adding_other_noise():
+    class Plain:  # what Opacus's own DPOptimizer looks like to the hook
+        noise_multiplier, accumulated_iterations = 1.0, 1
+
+    accountant = TruncatedAccountant()
+    hook = accountant.get_optimizer_hook_fn(sample_rate=0.1)
+    with pytest.raises(InvalidInputError, match="got Plain with untruncated Gaussian noise"):
+        hook(Plain())
+
+    class Other(Plain):
+        truncation_settings = TruncationSettings(cut=3.0)
+
+    with pytest.raises(InvalidInputError, match="optimizer must add noise with cut 8 sigma"):
+        hook(Other())
+    assert accountant.history == []
+
+    class Same(Plain):
+        truncation_settings = TruncationSettings(truncation="resampled")
+
+    hook(Same())
+    assert accountant.history == [(1.0, 0.1, 1)]
