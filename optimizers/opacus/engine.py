@@ -19,7 +19,12 @@ from opacus import PrivacyEngine
 from opacus.optimizers import DPOptimizer
 
 from accountant import InvalidInputError, NoiseCalibration, calibrate_noise_multiplier
-from accountant.validation import check_positive_int, check_positive_real, shown
+from accountant.validation import (
+    check_positive_int,
+    check_positive_real,
+    check_target_delta,
+    shown,
+)
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
 from optimizers.opacus.optimizer import TruncatedDPOptimizer
 from optimizers.opacus.settings import DEFAULT_CUT, DEFAULT_TRUNCATION, TruncationSettings
@@ -164,8 +169,8 @@ def make_private_truncated_with_epsilon(
         )
     batches = check_positive_int("len(data_loader)", len(data_loader))
     calibration = calibrate_noise_multiplier(
-        epsilon=target_epsilon,
-        delta=target_delta,
+        epsilon=check_positive_real("target_epsilon", target_epsilon),
+        delta=check_target_delta("target_delta", target_delta),
         sampling_rate=1.0 / batches,
         steps=check_positive_int("epochs", epochs) * batches,
         cut=accountant.settings.cut,

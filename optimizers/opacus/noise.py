@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import torch
 
+from accountant import InvalidInputError
+from accountant.validation import check_positive_real, shown
 from optimizers.opacus.settings import TruncationSettings
 
 __all__ = ["cut_in_dtype", "truncated_gaussian_noise"]
@@ -58,6 +60,13 @@ def truncated_gaussian_noise(
 ) -> torch.Tensor:
     """Noise of ``reference``'s shape, dtype and device: ``N(0, std^2)`` per coordinate,
     cut at ``settings.cut * std`` as ``settings.truncation`` says (module docstring)."""
+    std = check_positive_real("std", std)
+    if not isinstance(settings, TruncationSettings):
+        raise InvalidInputError(f"settings must be a TruncationSettings, got {shown(settings)}")
+    if not isinstance(reference, torch.Tensor) or not reference.is_floating_point():
+        raise InvalidInputError(
+            f"reference must be a floating-point torch.Tensor, got {shown(reference)}"
+        )
     noise = _normal(std, tuple(reference.shape), reference, generator, secure_mode)
     bound = cut_in_dtype(settings.bound(std), reference.dtype).to(reference.device)
     if settings.law == "clamped":

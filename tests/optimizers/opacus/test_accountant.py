@@ -6,15 +6,15 @@ import pytest
 
 pytest.importorskip("opacus")
 
-from opacus.accountants import IAccountant, create_accountant  # noqa: E402
+from opacus.accountants import IAccountant, create_accountant
 
-from accountant import (  # noqa: E402
+from accountant import (
     EpsilonBounds,
     InvalidInputError,
     PrivacyBuckets,
     SubsampledTruncatedGaussian,
 )
-from optimizers.opacus import (  # noqa: E402
+from optimizers.opacus import (
     DEFAULT_CUT,
     DEFAULT_TRUNCATION,
     TruncatedAccountant,
@@ -105,7 +105,7 @@ def test_a_refused_state_leaves_the_accountant_unchanged():
 
 def test_a_state_of_other_settings_is_refused():
     state = TruncatedAccountant(cut=3.0).state_dict()
-    with pytest.raises(InvalidInputError, match="cut 3 sigma, renormalised.*cut 8 sigma"):
+    with pytest.raises(InvalidInputError, match=r"cut 3 sigma, renormalised.*cut 8 sigma"):
         TruncatedAccountant().load_state_dict(state)
     # "resampled" is another name of the same law: accepted
     state = TruncatedAccountant(truncation="resampled").state_dict()

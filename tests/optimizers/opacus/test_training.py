@@ -6,6 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytest.importorskip("opacus")
+
+from opacus import PrivacyEngine
+from opacus.data_loader import DPDataLoader
+from scipy import stats
+
+from accountant import InvalidInputError, PrivacyBuckets, SubsampledTruncatedGaussian
+from optimizers.opacus import (
+    DimensionWarning,
+    TruncatedDPOptimizer,
+    make_private_truncated,
+    make_private_truncated_with_epsilon,
+    truncated_privacy_engine,
+)
 from tests.optimizers.opacus.support import (
     BATCH,
     loader,
@@ -13,19 +27,6 @@ from tests.optimizers.opacus.support import (
     quietly,
     torch,
     train,
-)
-
-from opacus import PrivacyEngine  # noqa: E402
-from opacus.data_loader import DPDataLoader  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from accountant import InvalidInputError, PrivacyBuckets, SubsampledTruncatedGaussian  # noqa: E402
-from optimizers.opacus import (  # noqa: E402
-    DimensionWarning,
-    TruncatedDPOptimizer,
-    make_private_truncated,
-    make_private_truncated_with_epsilon,
-    truncated_privacy_engine,
 )
 
 
@@ -121,7 +122,6 @@ def test_more_than_one_coordinate_is_warned_about():
         )
 
 
-@pytest.mark.slow
 def test_calibrated_noise_meets_the_target_certified():
     engine = quietly(truncated_privacy_engine, cut=6.0, accuracy=1e-3)
     model, optimizer = model_and_optimizer()

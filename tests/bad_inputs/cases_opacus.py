@@ -1,0 +1,286 @@
+"""Bad-input cases for the Opacus integration (empty without the [opacus] extra)."""
+
+from __future__ import annotations
+
+try:
+    import torch
+
+    from optimizers.opacus import (
+        TruncatedAccountant,
+        TruncatedDPOptimizer,
+        TruncationSettings,
+        make_private_truncated,
+        make_private_truncated_with_epsilon,
+        truncated_gaussian_noise,
+        truncated_privacy_engine,
+    )
+except ImportError:  # pragma: no cover - the [opacus] extra is missing
+    torch = None
+
+from tests.bad_inputs.catalogue import (
+    FINITE,
+    NAN,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    TARGET_DELTA,
+    Q,
+    case,
+    each,
+)
+
+TRUNCATION = [("gaussian", "got 'gaussian'"), (None, "got None"), ("Clamped", "got 'Clamped'")]
+
+if torch is not None:
+    import warnings
+
+    from opacus import PrivacyEngine
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    def _engine(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return truncated_privacy_engine(**kw)
+
+    def _rdp_engine():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return PrivacyEngine(accountant="rdp")
+
+    def _step(**changes):
+        values = {"noise_multiplier": 1.0, "sample_rate": 0.1} | changes
+        return TruncatedAccountant().step(**values)
+
+    def _state(**changes):
+        state = TruncatedAccountant().state_dict() | changes
+        return TruncatedAccountant().load_state_dict(state)
+
+    def _private(call=None, engine=None, **changes):
+        model = nn.Linear(4, 2)
+        data = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8).long()), batch_size=4)
+        values = {
+            "module": model,
+            "optimizer": torch.optim.SGD(model.parameters(), lr=0.1),
+            "data_loader": data,
+            "max_grad_norm": 1.0,
+        }
+        if call is None:
+            call, values = make_private_truncated, values | {"noise_multiplier": 1.0}
+        else:
+            values |= {"target_epsilon": 2.0, "target_delta": 1e-5, "epochs": 1}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return call(_engine() if engine is None else engine, **(values | changes))
+
+    def _optimizer(**changes):
+        model = nn.Linear(1, 1)
+        values = {
+            "noise_multiplier": 1.0,
+            "max_grad_norm": 1.0,
+            "expected_batch_size": 4,
+            "settings": TruncationSettings(),
+        }
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        return TruncatedDPOptimizer(optimizer, **(values | changes))
+
+    def _noise(**changes):
+        values = {"std": 1.0, "settings": TruncationSettings(), "reference": torch.zeros(3)}
+        return truncated_gaussian_noise(**(values | changes))
+
+    OPACUS_CASES = [
+        *each("TruncationSettings", "cut", lambda v: TruncationSettings(cut=v), POSITIVE_REAL),
+        *each(
+            "TruncationSettings",
+            "truncation",
+            lambda v: TruncationSettings(truncation=v),
+            TRUNCATION,
+        ),
+        *each("TruncatedAccountant", "cut", lambda v: TruncatedAccountant(cut=v), FINITE),
+        *each(
+            "TruncatedAccountant",
+            "truncation",
+            lambda v: TruncatedAccountant(truncation=v),
+            TRUNCATION[:1],
+        ),
+        *each(
+            "TruncatedAccountant",
+            "accuracy",
+            lambda v: TruncatedAccountant(accuracy=v),
+            [(0.0, "got 0.0"), (1.0, "got 1.0"), (NAN, "got nan")],
+        ),
+        *each(
+            "TruncatedAccountant.step",
+            "noise_multiplier",
+            lambda v: _step(noise_multiplier=v),
+            POSITIVE_REAL,
+        ),
+        *each("TruncatedAccountant.step", "sample_rate", lambda v: _step(sample_rate=v), Q),
+        *each("TruncatedAccountant.step", "steps", lambda v: _step(steps=v), POSITIVE_INT),
+        case(
+            "TruncatedAccountant.step",
+            "cut",
+            "got cut=8.0 with sigma=0.05",
+            lambda tmp: _step(noise_multiplier=0.05),
+        ),
+        *each(
+            "TruncatedAccountant.get_epsilon",
+            "delta",
+            lambda v: TruncatedAccountant().get_epsilon(v),
+            TARGET_DELTA,
+        ),
+        *each(
+            "TruncatedAccountant.epsilon_bounds",
+            "delta",
+            lambda v: TruncatedAccountant().epsilon_bounds(v),
+            TARGET_DELTA,
+        ),
+        case(
+            "TruncatedAccountant.get_epsilon",
+            "get_epsilon",
+            "{'alphas': [2]}",
+            lambda tmp: TruncatedAccountant().get_epsilon(1e-5, alphas=[2]),
+        ),
+        *each(
+            "TruncatedAccountant.load_state_dict",
+            "state_dict",
+            lambda v: TruncatedAccountant().load_state_dict(v),
+            [(None, "got None"), ([1], "got [1]"), ({"history": []}, "lacks the key 'mechanism'")],
+        ),
+        *each(
+            "TruncatedAccountant.load_state_dict",
+            "mechanism",
+            lambda v: _state(mechanism=v),
+            [("rdp", "got 'rdp'"), ("prv", "got 'prv'")],
+        ),
+        *each(
+            "TruncatedAccountant.load_state_dict",
+            "settings",
+            lambda v: _state(settings=v),
+            [
+                ({"cut": 8.0}, "got {'cut': 8.0}"),
+                ({"cut": 3.0, "truncation": "renormalised"}, "cut 3 sigma, renormalised"),
+                ({"cut": 8.0, "truncation": "clamped"}, "cut 8 sigma, clamped"),
+            ],
+        ),
+        *each(
+            "TruncatedAccountant.load_state_dict",
+            "history",
+            lambda v: _state(history=v),
+            [
+                ("1.0, 0.1, 3", "got '1.0, 0.1, 3'"),
+                ([(1.0, 0.1)], "got (1.0, 0.1)"),
+                ([(1.0, 0.1, 3), (NAN, 0.1, 1)], "[1] noise_multiplier must be finite, got nan"),
+                ([(1.0, 0.0, 3)], "[0] sample_rate must lie in (0, 1], got 0.0"),
+                ([(1.0, 0.1, 2.5)], "[0] steps must be a positive integer, got 2.5"),
+            ],
+        ),
+        *each("truncated_gaussian_noise", "std", lambda v: _noise(std=v), POSITIVE_REAL),
+        *each(
+            "truncated_gaussian_noise", "settings", lambda v: _noise(settings=v), [(8.0, "got 8.0")]
+        ),
+        *each(
+            "truncated_gaussian_noise",
+            "reference",
+            lambda v: _noise(reference=v),
+            [([0.0, 0.0], "got [0.0, 0.0]"), (torch.zeros(2, dtype=torch.int64), "tensor([0, 0])")],
+        ),
+        *each(
+            "TruncatedDPOptimizer",
+            "noise_multiplier",
+            lambda v: _optimizer(noise_multiplier=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "TruncatedDPOptimizer",
+            "max_grad_norm",
+            lambda v: _optimizer(max_grad_norm=v),
+            [*FINITE, ([1.0, 2.0], "got [1.0, 2.0]")],
+        ),
+        *each(
+            "TruncatedDPOptimizer",
+            "settings",
+            lambda v: _optimizer(settings=v),
+            [(None, "got None"), ("clamped", "got 'clamped'")],
+        ),
+        *each("truncated_privacy_engine", "cut", lambda v: _engine(cut=v), FINITE),
+        *each(
+            "truncated_privacy_engine",
+            "truncation",
+            lambda v: _engine(truncation=v),
+            TRUNCATION[:1],
+        ),
+        *each(
+            "truncated_privacy_engine",
+            "accuracy",
+            lambda v: _engine(accuracy=v),
+            [(2.0, "got 2.0")],
+        ),
+        *each(
+            "make_private_truncated",
+            "noise_multiplier",
+            lambda v: _private(noise_multiplier=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "make_private_truncated",
+            "max_grad_norm",
+            lambda v: _private(max_grad_norm=v),
+            [*FINITE, ([1.0], "got [1.0]")],
+        ),
+        *each(
+            "make_private_truncated",
+            "cut",
+            lambda v: _private(cut=v),
+            [(3.0, "cut=3.0"), (NAN, "got nan")],
+        ),
+        *each(
+            "make_private_truncated",
+            "truncation",
+            lambda v: _private(truncation=v),
+            [("clamped", "'clamped'"), ("x", "got 'x'")],
+        ),
+        *each(
+            "make_private_truncated",
+            "clipping",
+            lambda v: _private(clipping=v),
+            [("per_layer", "'per_layer'"), ("adaptive", "'adaptive'")],
+        ),
+        *each(
+            "make_private_truncated",
+            "poisson_sampling",
+            lambda v: _private(poisson_sampling=v),
+            [(False, "False")],
+        ),
+        *each(
+            "make_private_truncated",
+            "grad_sample_mode",
+            lambda v: _private(grad_sample_mode=v),
+            [("ghost", "'ghost'")],
+        ),
+        case(
+            "make_private_truncated",
+            "privacy_engine.accountant",
+            "got <opacus.accountants.rdp.RDPAccountant",
+            lambda tmp: _private(engine=_rdp_engine()),
+        ),
+        *each(
+            "make_private_truncated_with_epsilon",
+            "epochs",
+            lambda v: _private(make_private_truncated_with_epsilon, epochs=v),
+            POSITIVE_INT,
+        ),
+        *each(
+            "make_private_truncated_with_epsilon",
+            "target_epsilon",
+            lambda v: _private(make_private_truncated_with_epsilon, target_epsilon=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "make_private_truncated_with_epsilon",
+            "target_delta",
+            lambda v: _private(make_private_truncated_with_epsilon, target_delta=v),
+            TARGET_DELTA,
+        ),
+    ]
+else:  # pragma: no cover
+    OPACUS_CASES = []
