@@ -145,3 +145,23 @@ def test_calibrated_noise_meets_the_target_certified():
     assert len(engine.accountant) == 8
     assert engine.accountant.privacy_buckets().delta(3.0).upper <= 1e-5
     assert engine.get_epsilon(1e-5) <= 3.0
+
+
+def test_checkpoint_round_trip_through_the_privacy_engine(tmp_path):
+    engine = quietly(truncated_privacy_engine, cut=6.0, truncation="clamped", accuracy=1e-3)
+    model, optimizer, data = _private(engine)
+    train(model, optimizer, data)
+    path = tmp_path / "checkpoint.pt"
+    engine.save_checkpoint(path=path, module=model, optimizer=optimizer)
+
+    restored = quietly(truncated_privacy_engine, cut=6.0, truncation="clamped", accuracy=1e-3)
+    model2, optimizer2, _ = _private(restored, seed=5)
+    restored.load_checkpoint(path=path, module=model2, optimizer=optimizer2)
+    assert restored.accountant.history == engine.accountant.history == [(1.0, 0.25, 4)]
+    assert restored.get_epsilon(1e-5) == engine.get_epsilon(1e-5)
+
+    other = quietly(truncated_privacy_engine, cut=6.0)  # renormalised: other noise
+    model3, optimizer3, _ = _private(other, seed=6)
+    with pytest.raises(InvalidInputError, match="cut 6 sigma, clamped, but this accountant"):
+        other.load_checkpoint(path=path, module=model3, optimizer=optimizer3)
+    assert other.accountant.history == []
