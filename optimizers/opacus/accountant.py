@@ -32,7 +32,13 @@ from accountant.validation import (
     check_target_delta,
 )
 from optimizers.opacus.settings import DEFAULT_CUT, DEFAULT_TRUNCATION, TruncationSettings
-from optimizers.opacus.state import MECHANISM, HistoryEntry, checked_history, checked_settings
+from optimizers.opacus.state import (
+    MECHANISM,
+    HistoryEntry,
+    checked_entries,
+    checked_history,
+    checked_settings,
+)
 
 __all__ = ["DEFAULT_ACCURACY", "TruncatedAccountant"]
 
@@ -71,55 +77,82 @@ class TruncatedAccountant(IAccountant):
         truncation: str = DEFAULT_TRUNCATION,
         accuracy: float = DEFAULT_ACCURACY,
     ) -> None:
-        super().__init__()
         self.settings = TruncationSettings(cut=cut, truncation=truncation)
         self.accuracy = _accuracy(accuracy)
-        self.history: list[HistoryEntry] = []
-        self._reset()
+        super().__init__()  # sets self.history = [] (the setter below)
 
-    def _reset(self) -> None:
-        self._mechanisms: dict[tuple[float, float], SubsampledTruncatedGaussian] = {}
-        self._buckets = PrivacyBuckets(accuracy=self.accuracy)
-        self._answers: dict[float, EpsilonBounds] = {}
+    @property
+    def history(self) -> list[HistoryEntry]:
+        """Opacus's list of ``(noise_multiplier, sample_rate, steps)``. Assigning a list
+        (as Opacus's ``get_noise_multiplier`` does) checks it and accounts it afresh;
+        a list changed in place is checked and accounted afresh at the next query."""
+        return self._history
 
-    def mechanism_of(
-        self, noise_multiplier: float, sample_rate: float
+    @history.setter
+    def history(self, value: Any) -> None:
+        self._rebuild(checked_entries(value, "history"))
+
+    def _rebuild(self, entries: list[HistoryEntry]) -> None:
+        """Account ``entries`` from scratch; nothing changes if one is refused."""
+        mechanisms: dict[tuple[float, float], SubsampledTruncatedGaussian] = {}
+        buckets = PrivacyBuckets(accuracy=self.accuracy)
+        for sigma, rate, steps in entries:
+            buckets = buckets.compose(self._mechanism(mechanisms, sigma, rate), steps)
+        self._mechanisms, self._buckets, self._answers = mechanisms, buckets, {}
+        self._history = list(entries)
+        self._accounted = tuple(entries)
+
+    def _synced(self) -> PrivacyBuckets:
+        """The buckets of :attr:`history` (rebuilt if the list was changed in place)."""
+        if tuple(self._history) != self._accounted:
+            self._rebuild(checked_entries(self._history, "history"))
+        return self._buckets
+
+    def _mechanism(
+        self, cache: dict[tuple[float, float], Any], noise_multiplier: Any, sample_rate: Any
     ) -> SubsampledTruncatedGaussian:
-        """The release of one step (one object per ``(noise_multiplier, sample_rate)``)."""
         sigma = check_positive_real("noise_multiplier", noise_multiplier)
         rate = check_probability("sample_rate", sample_rate)
-        key = (sigma, rate)
-        if key not in self._mechanisms:
-            self._mechanisms[key] = SubsampledTruncatedGaussian(
+        if (sigma, rate) not in cache:
+            cache[(sigma, rate)] = SubsampledTruncatedGaussian(
                 sigma=sigma,
                 sampling_rate=rate,
                 cut=self.settings.cut,
                 truncation=self.settings.truncation,
             )
-        return self._mechanisms[key]
+        return cache[(sigma, rate)]
+
+    def mechanism_of(
+        self, noise_multiplier: float, sample_rate: float
+    ) -> SubsampledTruncatedGaussian:
+        """The release of one step (one object per ``(noise_multiplier, sample_rate)``)."""
+        return self._mechanism(self._mechanisms, noise_multiplier, sample_rate)
 
     def step(self, *, noise_multiplier: float, sample_rate: float, steps: int = 1) -> None:
         """Account ``steps`` (default one) optimiser steps with these parameters."""
+        self._synced()
         mechanism = self.mechanism_of(noise_multiplier, sample_rate)
         steps = check_positive_int("steps", steps)
         self._buckets = self._buckets.compose(mechanism, steps)
         self._answers.clear()
         entry = (mechanism.sigma, mechanism.sampling_rate)
-        if self.history and self.history[-1][:2] == entry:
-            self.history[-1] = (*entry, self.history[-1][2] + steps)
+        if self._history and self._history[-1][:2] == entry:
+            self._history[-1] = (*entry, self._history[-1][2] + steps)
         else:
-            self.history.append((*entry, steps))
+            self._history.append((*entry, steps))
+        self._accounted = tuple(self._history)
 
     def privacy_buckets(self) -> PrivacyBuckets:
         """The PrivacyBuckets accountant of every step so far (immutable)."""
-        return self._buckets
+        return self._synced()
 
     def epsilon_bounds(self, delta: float) -> EpsilonBounds:
         """Certified ``lower <= eps <= upper`` at ``delta`` (ADP, both directions) of the
         steps so far (``EpsilonBounds``; 0 before any step). Cached until the next step."""
         delta = check_target_delta("delta", delta)
+        buckets = self._synced()
         if delta not in self._answers:
-            self._answers[delta] = self._buckets.epsilon(delta)
+            self._answers[delta] = buckets.epsilon(delta)
         return self._answers[delta]
 
     def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
@@ -133,7 +166,7 @@ class TruncatedAccountant(IAccountant):
     def __len__(self) -> int:
         """The number of optimiser steps accounted (Opacus's RDP accountant returns the
         number of history entries instead)."""
-        return sum(entry[2] for entry in self.history)
+        return sum(entry[2] for entry in self._history)
 
     @classmethod
     def mechanism(cls) -> str:
@@ -174,13 +207,7 @@ class TruncatedAccountant(IAccountant):
         """Replace the history by that of ``state_dict`` (every field checked first; this
         accountant is unchanged when it is refused)."""
         checked_settings(state_dict, self.settings)
-        history = checked_history(state_dict)
-        fresh = TruncatedAccountant(self.settings.cut, self.settings.truncation, self.accuracy)
-        for sigma, rate, steps in history:
-            fresh.step(noise_multiplier=sigma, sample_rate=rate, steps=steps)
-        self.history = fresh.history
-        self._mechanisms, self._buckets = fresh._mechanisms, fresh._buckets
-        self._answers = {}
+        self._rebuild(checked_history(state_dict))
 
     def __repr__(self) -> str:
         return (

@@ -22,7 +22,7 @@ from accountant.validation import (
 )
 from optimizers.opacus.settings import TruncationSettings
 
-__all__ = ["MECHANISM", "HistoryEntry", "checked_history", "checked_settings"]
+__all__ = ["MECHANISM", "HistoryEntry", "checked_entries", "checked_history", "checked_settings"]
 
 #: The name Opacus knows the accountant by (``PrivacyEngine(accountant="truncated")``).
 MECHANISM = "truncated"
@@ -66,22 +66,26 @@ def checked_settings(state: Any, expected: TruncationSettings) -> None:
 
 def checked_history(state: Any) -> list[HistoryEntry]:
     """The history of ``state``, each entry checked (naming its index and field)."""
-    history = _require(state, "history")
+    return checked_entries(_require(state, "history"), "state_dict['history']")
+
+
+def checked_entries(history: Any, name: str) -> list[HistoryEntry]:
+    """``history`` (called ``name`` in messages) as a list of checked entries."""
     if not isinstance(history, list | tuple):
-        raise InvalidInputError(f"state_dict['history'] must be a list, got {shown(history)}")
+        raise InvalidInputError(f"{name} must be a list, got {shown(history)}")
     entries = []
     for index, entry in enumerate(history):
-        name = f"state_dict['history'][{index}]"
+        where = f"{name}[{index}]"
         if not isinstance(entry, list | tuple) or len(entry) != 3:
             raise InvalidInputError(
-                f"{name} must be (noise_multiplier, sample_rate, steps), got {shown(entry)}"
+                f"{where} must be (noise_multiplier, sample_rate, steps), got {shown(entry)}"
             )
         sigma, rate, steps = entry
         entries.append(
             (
-                check_positive_real(f"{name} noise_multiplier", sigma),
-                check_probability(f"{name} sample_rate", rate),
-                check_positive_int(f"{name} steps", steps),
+                check_positive_real(f"{where} noise_multiplier", sigma),
+                check_probability(f"{where} sample_rate", rate),
+                check_positive_int(f"{where} steps", steps),
             )
         )
     return entries

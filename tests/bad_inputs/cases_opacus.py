@@ -19,6 +19,7 @@ except ImportError:  # pragma: no cover - the [opacus] extra is missing
 
 from tests.bad_inputs.catalogue import (
     FINITE,
+    INF,
     NAN,
     POSITIVE_INT,
     POSITIVE_REAL,
@@ -172,6 +173,16 @@ if torch is not None:
                 ([(1.0, 0.1, 3), (NAN, 0.1, 1)], "[1] noise_multiplier must be finite, got nan"),
                 ([(1.0, 0.0, 3)], "[0] sample_rate must lie in (0, 1], got 0.0"),
                 ([(1.0, 0.1, 2.5)], "[0] steps must be a positive integer, got 2.5"),
+            ],
+        ),
+        *each(
+            "TruncatedAccountant.history",
+            "history",
+            lambda v: setattr(TruncatedAccountant(), "history", v),
+            [
+                (None, "got None"),
+                ([(1.0, 0.1, 0)], "[0] steps must be a positive integer, got 0"),
+                ([[INF, 0.1, 1]], "[0] noise_multiplier must be finite, got inf"),
             ],
         ),
         *each("truncated_gaussian_noise", "std", lambda v: _noise(std=v), POSITIVE_REAL),

@@ -133,3 +133,30 @@ def test_the_hook_refuses_an_optimizer_adding_other_noise():
 
     hook(Same())
     assert accountant.history == [(1.0, 0.1, 1)]
+
+
+def test_assigning_or_editing_history_is_accounted():
+    """Opacus's ``get_noise_multiplier`` assigns ``accountant.history`` directly."""
+    stepped = TruncatedAccountant(accuracy=1e-3)
+    stepped.step(noise_multiplier=1.0, sample_rate=0.1, steps=4)
+    assigned = TruncatedAccountant(accuracy=1e-3)
+    assigned.history = [(1.0, 0.1, 4)]
+    assert len(assigned) == 4
+    assert assigned.get_epsilon(1e-5) == stepped.get_epsilon(1e-5) > 0.0
+    assigned.history.append((1.0, 0.1, 4))  # in place: accounted at the next query
+    assert assigned.privacy_buckets().releases == 8
+    assert assigned.get_epsilon(1e-5) > stepped.get_epsilon(1e-5)
+    with pytest.raises(InvalidInputError, match=r"history\[0\] sample_rate must lie in"):
+        assigned.history = [(1.0, 1.5, 4)]
+    assert assigned.history == [(1.0, 0.1, 4), (1.0, 0.1, 4)]
+
+
+def test_opacus_noise_search_finds_a_certified_noise_multiplier():
+    from opacus.accountants.utils import get_noise_multiplier
+
+    sigma = get_noise_multiplier(
+        target_epsilon=2.0, target_delta=1e-5, sample_rate=0.25, steps=8, accountant="truncated"
+    )
+    accountant = TruncatedAccountant()
+    accountant.step(noise_multiplier=sigma, sample_rate=0.25, steps=8)
+    assert 1.98 < accountant.get_epsilon(1e-5) <= 2.0
