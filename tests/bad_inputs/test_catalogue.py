@@ -33,12 +33,12 @@ except ImportError:  # pragma: no cover - the [torch] extra is missing
     torch = None
 
 
-from tests.bad_inputs.catalogue import CATALOGUED
 from tests.bad_inputs.cases_bounds import BOUND_CASES
 from tests.bad_inputs.cases_calibration import CALIBRATION_CASES
 from tests.bad_inputs.cases_dpsgd import DPSGD_CASES
 from tests.bad_inputs.cases_engines import ENGINE_CASES
 from tests.bad_inputs.cases_optimizers import OPTIMIZER_CASES
+from tests.bad_inputs.catalogue import CATALOGUED
 
 ACCOUNTANT_CASES = BOUND_CASES + ENGINE_CASES + DPSGD_CASES + CALIBRATION_CASES
 CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES
