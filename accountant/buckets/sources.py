@@ -186,8 +186,10 @@ def release_source(mechanism: Any) -> ReleaseSource:
         return mechanism.bucket_release()
     if isinstance(mechanism, list | tuple):
         raise InvalidInputError(
-            "PrivacyBuckets composes one pair per release; a sequence of pairs (the worst "
-            "case over shifts) has no single composed PLD. Compose each pair separately, "
+            f"mechanism must be one pair, got a {type(mechanism).__name__} of "
+            f"{len(mechanism)}: PrivacyBuckets composes one pair per release; a sequence "
+            "of pairs (the worst case over shifts) has no single composed PLD. Compose each "
+            "pair separately, "
             "or use ExtendedMA, which bounds the worst case over the sequence"
         )
     raise InvalidInputError(

@@ -204,7 +204,28 @@ ENGINE_CASES = [
             ("impossible_mass_b", -0.25, "got -0.25"),
         ]
     ],
-    # --- analytic mechanisms (values not in tests/test_mechanisms_bad_input.py) ----------
+    *each(
+        "PrivacyBuckets",
+        "mechanism",
+        lambda v: PrivacyBuckets().compose(v),
+        [
+            ([PAIR, PAIR], "got a list of 2: PrivacyBuckets composes one pair per release"),
+            ((PAIR,), "or use ExtendedMA, which bounds the worst case over the sequence"),
+        ],
+    ),
+    *each(
+        "PrivacyBuckets",
+        "kind",
+        lambda v: PrivacyBuckets().epsilon(1e-3, kind=v),
+        [("RDP", "kind must be 'ADP' or 'PDP', got 'RDP'")],
+    ),
+    *each(
+        "ExtendedMA",
+        "conversion",
+        lambda v: ExtendedMA(conversion=v),
+        [("markov", "conversion must be one of ('tight', 'paper'), got 'markov'")],
+    ),
+    # --- analytic mechanisms (more in cases_mechanisms.py) ----------
     *each("mechanisms.GaussianMechanism", "sigma", mechanisms.GaussianMechanism, [(-INF, "-inf")]),
     *each(
         "mechanisms.GaussianMechanism",
@@ -273,7 +294,7 @@ ENGINE_CASES = [
         lambda v: mechanisms.TruncatedDiscreteLaplaceMechanism(scale=1.0, bound=3, sensitivity=v),
         [(6, "got sensitivity=6"), (-1, "got -1")],
     ),
-    # --- noise families (values not in tests/test_bad_inputs.py) -------------------------
+    # --- noise families (more in cases_noise.py) -------------------------
     *each(
         "noise.uniform", "bound", lambda v: noise.uniform(v, 0.5), [(NAN, "nan"), (-1.0, "-1.0")]
     ),

@@ -110,51 +110,52 @@ if torch is not None:
             [(0.0, "got 0.0"), (1.0, "got 1.0"), (NAN, "got nan")],
         ),
         *each(
-            "TruncatedAccountant.step",
+            "TruncatedAccountant",
             "noise_multiplier",
             lambda v: _step(noise_multiplier=v),
             POSITIVE_REAL,
         ),
-        *each("TruncatedAccountant.step", "sample_rate", lambda v: _step(sample_rate=v), Q),
-        *each("TruncatedAccountant.step", "steps", lambda v: _step(steps=v), POSITIVE_INT),
+        *each("TruncatedAccountant", "sample_rate", lambda v: _step(sample_rate=v), Q),
+        *each("TruncatedAccountant", "steps", lambda v: _step(steps=v), POSITIVE_INT),
         case(
-            "TruncatedAccountant.step",
+            "TruncatedAccountant",
             "cut",
             "got cut=8.0 with sigma=0.05",
             lambda tmp: _step(noise_multiplier=0.05),
         ),
         *each(
-            "TruncatedAccountant.get_epsilon",
+            "TruncatedAccountant",
             "delta",
             lambda v: TruncatedAccountant().get_epsilon(v),
             TARGET_DELTA,
         ),
         *each(
-            "TruncatedAccountant.epsilon_bounds",
+            "TruncatedAccountant",
             "delta",
             lambda v: TruncatedAccountant().epsilon_bounds(v),
             TARGET_DELTA,
+            tag="epsilon_bounds",
         ),
         case(
-            "TruncatedAccountant.get_epsilon",
+            "TruncatedAccountant",
             "get_epsilon",
             "{'alphas': [2]}",
             lambda tmp: TruncatedAccountant().get_epsilon(1e-5, alphas=[2]),
         ),
         *each(
-            "TruncatedAccountant.load_state_dict",
+            "TruncatedAccountant",
             "state_dict",
             lambda v: TruncatedAccountant().load_state_dict(v),
             [(None, "got None"), ([1], "got [1]"), ({"history": []}, "lacks the key 'mechanism'")],
         ),
         *each(
-            "TruncatedAccountant.load_state_dict",
+            "TruncatedAccountant",
             "mechanism",
             lambda v: _state(mechanism=v),
             [("rdp", "got 'rdp'"), ("prv", "got 'prv'")],
         ),
         *each(
-            "TruncatedAccountant.load_state_dict",
+            "TruncatedAccountant",
             "settings",
             lambda v: _state(settings=v),
             [
@@ -164,7 +165,7 @@ if torch is not None:
             ],
         ),
         *each(
-            "TruncatedAccountant.load_state_dict",
+            "TruncatedAccountant",
             "history",
             lambda v: _state(history=v),
             [
@@ -176,7 +177,7 @@ if torch is not None:
             ],
         ),
         *each(
-            "TruncatedAccountant.history",
+            "TruncatedAccountant",
             "history",
             lambda v: setattr(TruncatedAccountant(), "history", v),
             [

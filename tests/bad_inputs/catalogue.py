@@ -70,7 +70,12 @@ def each(target: str, argument: str, build: Callable[[Any], Any], values, **kw) 
     prefix = kw.pop("tag", "")
     return [
         case(
-            target, argument, shown, lambda tmp, v=value: build(v), tag=f"{prefix} {value!r}", **kw
+            target,
+            argument,
+            shown,
+            lambda tmp, v=value: build(v),
+            tag=f"{prefix} {type(value).__name__} {value!r}",
+            **kw,
         )
         for value, shown in values
     ]

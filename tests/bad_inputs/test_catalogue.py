@@ -9,11 +9,9 @@ impossible targets), the call raises a specific exception (``InvalidInputError``
 message names the argument and shows the bad value. ``accountant audit`` and
 ``accountant learn`` exit with status 2 and one line on stderr, never a traceback.
 
-The older tables (``tests/test_bad_inputs.py`` for noise, pairs and PLDs,
-``tests/test_mechanisms_bad_input.py``, ``tests/test_cli.py``) are extended here, not
-repeated: a meta-test checks that every public name is catalogued here, covered there,
+This is the one catalogue: a meta-test checks that every public name is catalogued here
 or listed as taking no user input, and that no CLI case here repeats one in
-``tests/test_cli.py``. A last group checks that valid but awkward inputs (eps huge,
+``tests/report/test_cli.py``. A last group checks that valid but awkward inputs (eps huge,
 masses near the smallest float) give finite results.
 """
 
@@ -32,16 +30,33 @@ try:
 except ImportError:  # pragma: no cover - the [torch] extra is missing
     torch = None
 
+try:
+    from optimizers import opacus as opacus_integration
+except ImportError:  # pragma: no cover - the [opacus] extra is missing
+    opacus_integration = None
+
 
 from tests.bad_inputs.cases_bounds import BOUND_CASES
 from tests.bad_inputs.cases_calibration import CALIBRATION_CASES
 from tests.bad_inputs.cases_dpsgd import DPSGD_CASES
 from tests.bad_inputs.cases_engines import ENGINE_CASES
+from tests.bad_inputs.cases_mechanisms import MECHANISM_CASES
+from tests.bad_inputs.cases_noise import NOISE_CASES
+from tests.bad_inputs.cases_opacus import OPACUS_CASES
 from tests.bad_inputs.cases_optimizers import OPTIMIZER_CASES
+from tests.bad_inputs.cases_pairs import PAIR_CASES
 from tests.bad_inputs.catalogue import CATALOGUED
 
-ACCOUNTANT_CASES = BOUND_CASES + ENGINE_CASES + DPSGD_CASES + CALIBRATION_CASES
-CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES
+ACCOUNTANT_CASES = (
+    NOISE_CASES
+    + PAIR_CASES
+    + MECHANISM_CASES
+    + BOUND_CASES
+    + ENGINE_CASES
+    + DPSGD_CASES
+    + CALIBRATION_CASES
+)
+CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES + OPACUS_CASES
 
 
 @pytest.mark.parametrize(("call", "error", "argument", "shown"), CASES)
@@ -90,22 +105,7 @@ NO_USER_INPUT = {
     "optimal.OptimalNoise": "result of optimal_noise",
     "NoiseCalibration": "result of calibrate_noise_multiplier",
     "CalibrationPoint": "one evaluation inside a NoiseCalibration",
-}
-
-#: Public names whose bad inputs the older catalogue ``tests/test_bad_inputs.py`` covers,
-#: with the id prefix of their cases there.
-COVERED_IN_TEST_BAD_INPUTS = {
-    "NoiseDistribution": "NoiseDistribution-",
-    "WorstCasePair": "WorstCasePair-",
-    "additive_shift_pairs": "additive_shift_pairs-",
-    "exact_delta": "exact_delta-",
-    "exact_delta_pdp": "exact_delta_pdp-",
-    "exact_epsilon": "exact_epsilon-",
-    "privacy_loss_distribution": "privacy_loss_distribution-",
-    "noise.NoiseDistribution": "NoiseDistribution-",
-    "noise.from_array": "from_array-",
-    "noise.staircase": "staircase-",
-    "noise.truncated_gaussian": "truncated_gaussian-",
+    "DimensionWarning": "warning",
 }
 
 
@@ -123,14 +123,11 @@ def _public_callables(package) -> set[str]:
 
 
 def test_every_public_callable_is_in_a_catalogue_or_takes_no_input():
-    from tests.test_bad_inputs import CASES as OLDER_CASES
-
-    older_ids = [c.id for c in OLDER_CASES]
-    for name, prefix in COVERED_IN_TEST_BAD_INPUTS.items():
-        assert any(i.startswith(prefix) for i in older_ids), (name, prefix)
     public = _public_callables(accountant)
     if torch is not None:
         public |= _public_callables(optimizers)
-    known = CATALOGUED | set(NO_USER_INPUT) | set(COVERED_IN_TEST_BAD_INPUTS)
+    if opacus_integration is not None:
+        public |= _public_callables(opacus_integration)
+    known = CATALOGUED | set(NO_USER_INPUT)
     assert sorted(public - known) == [], "new public API without bad-input cases"
     assert sorted(CATALOGUED - public) == []  # no stale names in the catalogue

@@ -10,7 +10,6 @@ import pytest
 from accountant import (
     CertificationWarning,
     InfeasibleTargetError,
-    InvalidInputError,
     PrivacyBuckets,
     WorstCasePair,
     exact_delta,
@@ -91,38 +90,3 @@ def test_infeasible_target_below_distinguishing_mass():
     buckets = PrivacyBuckets().compose(pair, times=50)
     with pytest.raises(InfeasibleTargetError, match="distinguishing mass"):
         buckets.epsilon(1e-6)
-
-
-@pytest.mark.parametrize(
-    ("call", "match"),
-    [
-        (lambda: PrivacyBuckets(accuracy=0.0), "accuracy"),
-        (lambda: PrivacyBuckets(accuracy=1.5), "accuracy"),
-        (lambda: PrivacyBuckets(accuracy=float("nan")), "accuracy"),
-        (lambda: PrivacyBuckets(max_buckets=10), "max_buckets"),
-        (lambda: PrivacyBuckets().compose("pair"), "mechanism"),
-        (lambda: PrivacyBuckets().compose([1, 2]), "sequence"),
-        (lambda: PrivacyBuckets().compose(None), "mechanism"),
-        (lambda: PrivacyBuckets().delta(-1.0), "epsilon"),
-        (lambda: PrivacyBuckets().delta([0.1, np.inf]), "epsilon"),
-        (lambda: PrivacyBuckets().delta(0.1, direction="both"), "direction"),
-        (lambda: PrivacyBuckets().delta_pdp(np.nan), "epsilon"),
-        (lambda: PrivacyBuckets().epsilon(0.0), "delta"),
-        (lambda: PrivacyBuckets().epsilon(1e-3, kind="RDP"), "kind"),
-    ],
-)
-def test_bad_inputs_raise_clear_errors(call, match):
-    with pytest.raises(InvalidInputError, match=match):
-        call()
-
-
-@pytest.mark.parametrize("times", [0, -3, 2.5, True, "8"])
-def test_times_must_be_a_positive_integer(gaussian_pair, times):
-    with pytest.raises(InvalidInputError, match="times"):
-        PrivacyBuckets().compose(gaussian_pair, times=times)
-
-
-def test_worst_case_over_shifts_is_refused_with_a_pointer():
-    pairs = [WorstCasePair.from_arrays([0.5, 0.5], [0.25, 0.75])] * 2
-    with pytest.raises(InvalidInputError, match="ExtendedMA"):
-        PrivacyBuckets().compose(pairs)
