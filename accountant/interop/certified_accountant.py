@@ -1,0 +1,145 @@
+"""``CertifiedAccountant``: dp_accounting's ``PrivacyAccountant`` interface on
+:class:`~accountant.PrivacyBuckets`.
+
+Each composed ``DpEvent`` is mapped to this library's mechanisms
+(:mod:`~accountant.interop.event_mapping`) and composed in PrivacyBuckets (SPEC section 2),
+which answers certified brackets ``lower <= delta(eps) <= upper`` for the composition of
+all releases, in both directions (dp_accounting's add and remove adjacency; we report
+their maximum as dp_accounting does).
+
+dp_accounting's accessors answer one number that must be safe, so :meth:`get_delta` is
+the certified **upper** bound on delta and :meth:`get_epsilon` the certified upper bound
+on eps (``inf`` where no eps the buckets cover reaches the target, as dp_accounting
+answers ``inf``). :meth:`delta_bounds` and :meth:`epsilon_bounds` give the brackets.
+A ``NonPrivateDpEvent`` (or a noise multiplier 0) makes every answer ``delta = 1`` and
+``eps = inf``, as dp_accounting's accountants do.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+
+from accountant.buckets import PrivacyBuckets
+from accountant.errors import InfeasibleTargetError, InvalidInputError
+from accountant.interop.event_mapping import EventNotSupportedError, event_releases, mechanism_of
+from accountant.interop.requirement import require_dp_accounting
+from accountant.results import Bounds, EpsilonBounds
+from accountant.validation import (
+    check_epsilons,
+    check_positive_int,
+    check_positive_real,
+    check_target_delta,
+    shown,
+)
+
+__all__ = ["CertifiedAccountant"]
+
+_privacy_accountant = require_dp_accounting().privacy_accountant
+_ADD_OR_REMOVE_ONE = _privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
+
+
+class CertifiedAccountant(_privacy_accountant.PrivacyAccountant):
+    """A dp_accounting ``PrivacyAccountant`` whose answers are certified by PrivacyBuckets.
+
+    ``neighboring_relation``: only ``ADD_OR_REMOVE_ONE`` (dp_accounting's default).
+    ``accuracy``: the requested relative width of each certified bracket (PrivacyBuckets).
+
+    >>> from dp_accounting import dp_event
+    >>> acc = CertifiedAccountant().compose(dp_event.GaussianDpEvent(10.0), 100)
+    >>> bounds = acc.delta_bounds(1.0)
+    >>> bounds.lower <= bounds.upper == acc.get_delta(1.0)
+    True
+    """
+
+    def __init__(
+        self,
+        neighboring_relation: Any = _ADD_OR_REMOVE_ONE,
+        *,
+        accuracy: float = 1e-4,
+    ):
+        if neighboring_relation is not _ADD_OR_REMOVE_ONE:
+            raise InvalidInputError(
+                "neighboring_relation must be NeighboringRelation.ADD_OR_REMOVE_ONE (the only "
+                f"relation the events here are accounted under), got {shown(neighboring_relation)}"
+            )
+        super().__init__(neighboring_relation)
+        accuracy = check_positive_real("accuracy", accuracy)
+        self._buckets = PrivacyBuckets(accuracy=accuracy)
+        self._mechanisms: dict[Any, Any] = {}
+        self._non_private = False
+
+    @property
+    def buckets(self) -> PrivacyBuckets:
+        """The PrivacyBuckets accountant holding every release composed so far."""
+        return self._buckets
+
+    @property
+    def non_private(self) -> bool:
+        """Whether a non-private step was composed (then delta is 1 and eps is ``inf``)."""
+        return self._non_private
+
+    def compose(self, event: Any, count: int = 1) -> CertifiedAccountant:
+        """Account ``count`` (a positive integer) applications of ``event``; raises
+        dp_accounting's ``EventNotSupportedErrorError`` for an event :meth:`supports` refuses."""
+        check_positive_int("count", count)
+        return super().compose(event, int(count))
+
+    def _maybe_compose(self, event: Any, count: int, do_compose: bool) -> Any:
+        try:
+            releases = event_releases(event, count)
+        except EventNotSupportedError as unsupported:
+            return self.CompositionErrorDetails(
+                invalid_event=unsupported.event, error_message=unsupported.reason
+            )
+        if do_compose:
+            buckets = self._buckets
+            for leaf, times in releases.releases:
+                if leaf not in self._mechanisms:
+                    self._mechanisms[leaf] = mechanism_of(leaf)
+                buckets = buckets.compose(self._mechanisms[leaf], times)
+            self._buckets = buckets
+            self._non_private = self._non_private or releases.non_private
+        return None
+
+    def delta_bounds(self, target_epsilon: float | np.ndarray) -> Bounds:
+        """Certified ``Bounds`` on delta at ``target_epsilon`` (one eps or an array), both
+        directions; ``upper`` is 1 once a non-private step was composed."""
+        eps = check_epsilons("target_epsilon", target_epsilon)
+        bounds = self._buckets.delta(eps if eps.ndim else float(eps))
+        if self._non_private:
+            return attrs.evolve(bounds, upper=np.ones_like(bounds.upper)[()] * 1.0)
+        return bounds
+
+    def epsilon_bounds(self, target_delta: float) -> EpsilonBounds:
+        """Certified ``EpsilonBounds`` on the smallest eps with delta(eps) <= ``target_delta``
+        (raises :class:`~accountant.errors.InfeasibleTargetError` when no eps the buckets
+        cover reaches it); ``upper`` is ``inf`` once a non-private step was composed."""
+        delta = check_target_delta("target_delta", target_delta)
+        bounds = self._buckets.epsilon(delta)
+        return attrs.evolve(bounds, upper=math.inf) if self._non_private else bounds
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """The certified upper bound on delta at ``target_epsilon`` (safe to report)."""
+        return float(self.delta_bounds(float(_one("target_epsilon", target_epsilon))).upper)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """The certified upper bound on eps at ``target_delta`` (safe to report); ``inf``
+        when no eps reaches it."""
+        if self._non_private:
+            check_target_delta("target_delta", target_delta)
+            return math.inf
+        try:
+            return float(self.epsilon_bounds(target_delta).upper)
+        except InfeasibleTargetError:
+            return math.inf
+
+
+def _one(name: str, value: Any) -> float:
+    eps = check_epsilons(name, value)
+    if eps.ndim:
+        raise InvalidInputError(f"{name} must be one number, got {shown(value)}")
+    return float(eps)
