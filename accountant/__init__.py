@@ -47,6 +47,7 @@ from accountant.pairs.pld import (
 )
 from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
 from accountant.results import Bounds, EpsilonBounds
+from accountant.storage import load_accountant, save_accountant
 
 __version__ = "0.1.0"
 
@@ -87,11 +88,13 @@ __all__ = [
     "exact_delta_pdp",
     "exact_epsilon",
     "kl_divergence",
+    "load_accountant",
     "mechanisms",
     "noise",
     "noise_bound",
     "optimal",
     "pair_map",
     "privacy_loss_distribution",
+    "save_accountant",
     "smooth_bucket_delta",
 ]

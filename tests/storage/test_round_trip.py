@@ -1,0 +1,164 @@
+"""A saved accountant loads back bit-identically: same settings, history, arrays, answers."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accountant import (
+    ExtendedMA,
+    PrivacyBuckets,
+    WorstCasePair,
+    load_accountant,
+    mechanisms,
+    save_accountant,
+)
+from accountant.storage import registered_names
+from tests.storage.cases import CASES, lopsided_pair, small_pair
+from tests.strategies import worst_case_pairs
+
+# Coarse accuracies keep these fast; the bounds stay certified, and equal is what counts.
+pytestmark = pytest.mark.filterwarnings("ignore::accountant.errors.CertificationWarning")
+
+
+def round_trip(accountant, directory):
+    save_accountant(accountant, directory / "accountant.json")
+    return load_accountant(directory / "accountant.json")
+
+
+def same_arrays(mechanism, loaded) -> None:
+    """Every array the mechanism holds came back with the same dtype and the same bits."""
+    if isinstance(mechanism, list | tuple | WorstCasePair):
+        originals = [mechanism] if isinstance(mechanism, WorstCasePair) else mechanism
+        copies = [loaded] if isinstance(loaded, WorstCasePair) else loaded
+        for p, q in zip(originals, copies, strict=True):
+            for name in ("a", "b"):
+                assert getattr(q, name).dtype == np.float64
+                assert getattr(q, name).tobytes() == getattr(p, name).tobytes()
+
+
+def identical(first, second) -> bool:
+    """Two results of a query with the same fields, numbers equal to the last bit."""
+    fields = attrs.fields(type(first))
+    assert type(first) is type(second)
+    for field in fields:
+        x, y = getattr(first, field.name), getattr(second, field.name)
+        if isinstance(x, str | None):
+            assert x == y, field.name
+        else:
+            assert np.asarray(x).tobytes() == np.asarray(y).tobytes(), (field.name, x, y)
+    return True
+
+
+def answer(query, *args):
+    """The result of ``query(*args)``, or the message of the error it raised."""
+    try:
+        return query(*args)
+    except ValueError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def fresh(kind):
+    """An empty accountant of ``kind``, PrivacyBuckets at a coarse accuracy (fast)."""
+    return PrivacyBuckets(accuracy=1e-2) if kind is PrivacyBuckets else kind()
+
+
+def same_answers(accountant, loaded, eps=(0.0, 1.0), delta=1e-2) -> None:
+    assert type(loaded) is type(accountant)
+    assert loaded.state_dict()["settings"] == accountant.state_dict()["settings"]
+    assert loaded.history == accountant.history
+    assert loaded.releases == accountant.releases
+    for e in eps:
+        for direction in ("max", "A/B", "B/A"):
+            assert identical(loaded.delta(e, direction), accountant.delta(e, direction))
+        assert identical(loaded.delta_pdp(e), accountant.delta_pdp(e))
+    if accountant.releases:
+        found, expected = answer(loaded.epsilon, delta), answer(accountant.epsilon, delta)
+        assert found == expected if isinstance(found, str) else identical(found, expected)
+
+
+@pytest.mark.parametrize("kind", [PrivacyBuckets, ExtendedMA])
+def test_an_empty_accountant_round_trips(kind, tmp_path):
+    accountant = kind()
+    loaded = round_trip(accountant, tmp_path)
+    assert loaded.history == "nothing"
+    same_answers(accountant, loaded)
+
+
+def test_settings_other_than_the_defaults_round_trip(tmp_path):
+    buckets = PrivacyBuckets(accuracy=3e-3, max_buckets=1 << 20, tail_mass=1e-20)
+    assert round_trip(buckets, tmp_path).state_dict() == buckets.state_dict()
+    paper = ExtendedMA(conversion="paper").compose(small_pair(), 3)
+    loaded = round_trip(paper, tmp_path)
+    assert loaded.conversion == "paper"
+    same_answers(paper, loaded)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_registered_type_round_trips_in_each_accountant_taking_it(name, tmp_path):
+    mechanism, kinds = CASES[name]
+    for kind in kinds:
+        accountant = fresh(kind).compose(mechanism, times=3)
+        loaded = round_trip(accountant, tmp_path)
+        (component,) = loaded.components
+        assert type(component.mechanism) is type(mechanism) or name == "WorstCasePairs"
+        assert component.times == 3
+        same_arrays(mechanism, component.mechanism)
+        same_answers(accountant, loaded)
+
+
+def test_the_cases_cover_every_registered_type_and_every_analytic_mechanism():
+    assert set(CASES) == set(registered_names())
+    assert set(mechanisms.__all__) <= set(registered_names())
+
+
+@pytest.mark.parametrize("kind", [PrivacyBuckets, ExtendedMA])
+def test_a_heterogeneous_composition_round_trips_in_order(kind, tmp_path):
+    accountant = (
+        fresh(kind)
+        .compose(small_pair(), 5)
+        .compose(mechanisms.TruncatedGaussianMechanism(2.0, 10.0, 1.0), 2)
+        .compose(lopsided_pair(), 1)
+        .compose(mechanisms.TruncatedDiscreteLaplaceMechanism(scale=3.0, bound=10), 4)
+    )
+    loaded = round_trip(accountant, tmp_path)
+    assert [c.times for c in loaded.components] == [5, 2, 1, 4]
+    assert [c.description for c in loaded.components] == [
+        c.description for c in accountant.components
+    ]
+    same_answers(accountant, loaded)
+
+
+def test_loading_twice_and_saving_again_gives_the_same_files(tmp_path):
+    accountant = PrivacyBuckets(accuracy=1e-2).compose(small_pair(), 2).compose(lopsided_pair(), 3)
+    first = save_accountant(accountant, tmp_path / "first.json")
+    again = save_accountant(load_accountant(first.description), tmp_path / "again.json")
+    assert again.sha256 == first.sha256
+    assert first.sidecar.read_bytes() == again.sidecar.read_bytes()
+    text = first.description.read_text().replace("first.npz", "again.npz")
+    assert text == again.description.read_text()
+
+
+@settings(deadline=None, max_examples=12)
+@given(
+    pairs=st.lists(worst_case_pairs(max_size=8), min_size=1, max_size=3),
+    times=st.lists(st.integers(1, 6), min_size=3, max_size=3),
+    eps=st.floats(0.0, 3.0),
+)
+def test_random_small_grid_pairs_round_trip_bit_identically(tmp_path_factory, pairs, times, eps):
+    directory = tmp_path_factory.mktemp("random")
+    for kind in (PrivacyBuckets(accuracy=1e-3), ExtendedMA()):
+        accountant = kind
+        for pair, n in zip(pairs, times, strict=False):
+            accountant = accountant.compose(pair, n)
+        loaded = round_trip(accountant, directory)
+        for original, back in zip(accountant.components, loaded.components, strict=True):
+            same_arrays(original.mechanism, back.mechanism)
+            assert back.mechanism.description == original.mechanism.description
+            assert back.times == original.times
+        assert loaded.history == accountant.history
+        assert identical(loaded.delta(eps), accountant.delta(eps))
+        assert identical(loaded.delta_pdp(eps), accountant.delta_pdp(eps))
