@@ -50,7 +50,16 @@ from accountant.validation import (
     check_target_delta,
 )
 
-__all__ = ["AuditReport", "Progress", "audit_additive", "audit_pairs"]
+__all__ = [
+    "AuditReport",
+    "Progress",
+    "audit_additive",
+    "audit_pairs",
+    "audit_query",
+    "audited_accountant",
+    "buckets_result",
+    "moments_results",
+]
 
 
 #: ``progress(stage, done, total)`` is called before each stage of an audit.
@@ -91,18 +100,8 @@ def audit_pairs(
     single composed PLD for a worst case over shifts); with several they are ``None``.
     """
     pair_list = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
-    times = check_positive_int("times", times)
-    direction = check_direction("direction", direction)
-    if (epsilon is None) == (target_delta is None):
-        raise InvalidInputError(
-            f"give exactly one of epsilon and target_delta, got epsilon={epsilon!r} and "
-            f"target_delta={target_delta!r}"
-        )
-    if epsilon is not None:
-        epsilon = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
-    else:
-        target_delta = check_target_delta("target_delta", target_delta)
-    query = AuditQuery(times, epsilon, target_delta, direction)
+    query = audit_query(check_positive_int("times", times), epsilon, target_delta, direction)
+    epsilon, target_delta = query.epsilon, query.target_delta
     stages = _Stages(progress, 6 if len(pair_list) == 1 else 3)
     notes: list[str] = []
 
@@ -124,20 +123,15 @@ def audit_pairs(
         eps = epsilon
         exact_adp = each("one release", lambda d: max(p.delta(eps) for p in plds[d]))
         exact_pdp = each("one release", lambda d: max(p.delta_pdp(eps) for p in plds[d]))
-        ma = {c: _ma_delta(a, eps) for c, a in (("tight", tight), ("paper", paper))}
     else:
         target = target_delta
         exact_adp = each("one release", lambda d: max(p.epsilon(target) for p in plds[d]))
         exact_pdp = each("one release", lambda d: max(p.epsilon_pdp(target) for p in plds[d]))
-        ma = {
-            c: MomentsResult(
-                each(f"Extended MA, n = {times}", lambda d, a=a: a.epsilon(target, d).upper)
-            )
-            for c, a in (("tight", tight), ("paper", paper))
-        }
+    ma = moments_results({"tight": tight, "paper": paper}, query, notes)
     buckets = None
     if len(pair_list) == 1:
-        buckets = _privacy_buckets(pair_list[0], query, stages, notes)
+        accountant = audited_accountant(pair_list[0], query.compositions)
+        buckets = buckets_result(accountant, query, stages, notes)
     else:
         notes.append("PrivacyBuckets rows omitted: no single composed PLD for mixed shifts")
     results = AuditResults(one, composed, exact_adp, exact_pdp, ma["tight"], ma["paper"], buckets)
@@ -154,13 +148,70 @@ def _ma_delta(accountant: ExtendedMA, eps: float) -> MomentsResult:
     )
 
 
-def _privacy_buckets(
-    pair: WorstCasePair, query: AuditQuery, stages: _Stages, notes: list[str]
+def audit_query(
+    times: int, epsilon: float | None, target_delta: float | None, direction: Direction
+) -> AuditQuery:
+    """The checked query: exactly one of ``epsilon`` (delta query) and ``target_delta``
+    (eps query), after ``times`` releases, in ``direction``."""
+    direction = check_direction("direction", direction)
+    if (epsilon is None) == (target_delta is None):
+        raise InvalidInputError(
+            f"give exactly one of epsilon and target_delta, got epsilon={epsilon!r} and "
+            f"target_delta={target_delta!r}"
+        )
+    if epsilon is not None:
+        epsilon = float(check_epsilons("epsilon", check_finite_real("epsilon", epsilon)))
+    else:
+        target_delta = check_target_delta("target_delta", target_delta)
+    return AuditQuery(times, epsilon, target_delta, direction)
+
+
+def audited_accountant(
+    pairs: WorstCasePair | Sequence[WorstCasePair], times: int
+) -> PrivacyBuckets | ExtendedMA:
+    """The accountant an audit of ``times`` releases of ``pairs`` composes (what
+    ``accountant audit --save`` saves): PrivacyBuckets for one pair; for several (the
+    worst case over shifts, which has no single composed PLD) the Extended MA, tight
+    conversion."""
+    if isinstance(pairs, WorstCasePair):
+        return PrivacyBuckets().compose(pairs, times=times)
+    if len(pairs) == 1:
+        return PrivacyBuckets().compose(pairs[0], times=times)
+    return ExtendedMA(conversion="tight").compose(tuple(pairs), times)
+
+
+def moments_results(
+    accountants: dict[str, ExtendedMA], query: AuditQuery, notes: list[str]
+) -> dict[str, MomentsResult]:
+    """The Extended MA rows, per conversion: delta with its optimal lambda, or eps."""
+    if query.epsilon is not None:
+        return {c: _ma_delta(a, query.epsilon) for c, a in accountants.items()}
+    label = f"Extended MA, n = {query.compositions}"
+    return {
+        c: MomentsResult(
+            Directional(
+                *(
+                    _guarded(
+                        label,
+                        lambda d, a=a: a.epsilon(query.target_delta, d).upper,
+                        d,
+                        query,
+                        notes,
+                    )
+                    for d in ONE_DIRECTION
+                )
+            )
+        )
+        for c, a in accountants.items()
+    }
+
+
+def buckets_result(
+    buckets: PrivacyBuckets, query: AuditQuery, stages: _Stages, notes: list[str]
 ) -> BucketsResult:
-    """Certified PrivacyBuckets ADP and PDP brackets (of delta, or of eps)."""
+    """Certified ADP and PDP brackets (of delta, or of eps) of the ``buckets`` accountant."""
     n = query.compositions
     stages(f"PrivacyBuckets composition, n = {n}")
-    buckets = PrivacyBuckets().compose(pair, times=n)
     brackets = {}
     for kind in ("ADP", "PDP"):
         label = f"PrivacyBuckets {kind}, n = {n}"
@@ -213,7 +264,11 @@ def _guarded(
 
 
 def _check_composed_floor(
-    target: float, query: AuditQuery, one: Directional, composed: Directional, notes: list[str]
+    target: float,
+    query: AuditQuery,
+    one: Directional | None,
+    composed: Directional,
+    notes: list[str],
 ) -> None:
     """Refuse an eps query whose target is below the distinguishing mass after n releases
     in a requested direction; in a direction not requested, add a note instead."""
@@ -223,8 +278,9 @@ def _check_composed_floor(
             continue
         text = (
             f"target_delta={target!r} is below the distinguishing mass after "
-            f"n = {query.compositions} releases, {floor:.4g} (direction {d}; one release: "
-            f"{one.value(d):.4g}), so no eps reaches it"
+            f"n = {query.compositions} releases, {floor:.4g} (direction {d}"
+            + ("" if one is None else f"; one release: {one.value(d):.4g}")
+            + "), so no eps reaches it"
         )
         if _requested(d, query):
             raise InfeasibleTargetError(

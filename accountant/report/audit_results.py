@@ -5,7 +5,7 @@ Schema shipped as ``accountant/schemas/audit.schema.json`` describes exactly wha
 :meth:`AuditReport.to_dict` returns (a test checks one against the other). Layout::
 
     {"schema_version": 1,
-     "mechanism": {"description", "shifts", "pairs", "settings"},
+     "mechanism": {"description", "shifts", "pairs", "settings", "accountant"},
      "query": {"quantity", "compositions", "epsilon", "target_delta", "direction"},
      "results": {"distinguishing_mass": {"one_release", "composed"},
                  "exact": {"adp", "pdp"},                      # one release
@@ -37,6 +37,7 @@ __all__ = [
     "BucketsResult",
     "Directional",
     "MomentsResult",
+    "SavedSource",
 ]
 
 #: Version of the JSON layout; raised whenever a key is renamed, moved or removed.
@@ -151,14 +152,35 @@ class AuditQuery:
 
 
 @attrs.frozen
+class SavedSource:
+    """The saved accountant an audit read: where from (``path``, ``None`` from Python),
+    its ``kind`` and ``settings``, and its ``history`` (what it composed)."""
+
+    path: str | None
+    kind: str
+    settings: Mapping[str, float | int | str]
+    history: str
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "settings": dict(self.settings),
+            "history": self.history,
+        }
+
+
+@attrs.frozen
 class AuditMechanism:
     """What was audited: a description, how shifts were handled, how many worst-case
-    pairs were audited, and (from the command line) the settings that built it."""
+    pairs (for a saved accountant: composed mechanisms) were audited, the command-line
+    settings that built it, and the saved accountant it came from (or ``None``)."""
 
     description: str
     shifts: str
     pairs: int
     settings: Mapping[str, float | str | None] | None = None
+    accountant: SavedSource | None = None
 
     def to_dict(self) -> dict:
         settings = None if self.settings is None else dict(self.settings)
@@ -167,6 +189,7 @@ class AuditMechanism:
             "shifts": self.shifts,
             "pairs": self.pairs,
             "settings": settings,
+            "accountant": None if self.accountant is None else self.accountant.to_dict(),
         }
 
 
@@ -174,32 +197,33 @@ class AuditMechanism:
 class AuditResults:
     """The numbers: distinguishing masses, the exact single-release values, the Extended
     MA under both conversions and (one pair only) the PrivacyBuckets brackets. Each is a
-    delta when the query gives eps, an eps when it gives a target delta."""
+    delta when the query gives eps, an eps when it gives a target delta. A row the audit
+    cannot give is ``None`` (JSON ``null``, left out of the table): the single-release
+    rows of a saved accountant, which may compose several mechanisms."""
 
-    distinguishing_mass_one_release: Directional
-    distinguishing_mass_composed: Directional
-    exact_adp: Directional
-    exact_pdp: Directional
-    extended_ma_tight: MomentsResult
-    extended_ma_paper: MomentsResult
+    distinguishing_mass_one_release: Directional | None
+    distinguishing_mass_composed: Directional | None
+    exact_adp: Directional | None
+    exact_pdp: Directional | None
+    extended_ma_tight: MomentsResult | None
+    extended_ma_paper: MomentsResult | None
     privacy_buckets: BucketsResult | None
 
     def to_dict(self, direction: str) -> dict:
-        buckets = self.privacy_buckets
+        def given(result: Directional | MomentsResult | BucketsResult | None) -> dict | None:
+            return None if result is None else result.to_dict(direction)
+
         return {
             "distinguishing_mass": {
-                "one_release": self.distinguishing_mass_one_release.to_dict(direction),
-                "composed": self.distinguishing_mass_composed.to_dict(direction),
+                "one_release": given(self.distinguishing_mass_one_release),
+                "composed": given(self.distinguishing_mass_composed),
             },
-            "exact": {
-                "adp": self.exact_adp.to_dict(direction),
-                "pdp": self.exact_pdp.to_dict(direction),
-            },
+            "exact": {"adp": given(self.exact_adp), "pdp": given(self.exact_pdp)},
             "extended_ma": {
-                "tight": self.extended_ma_tight.to_dict(direction),
-                "paper": self.extended_ma_paper.to_dict(direction),
+                "tight": given(self.extended_ma_tight),
+                "paper": given(self.extended_ma_paper),
             },
-            "privacy_buckets": None if buckets is None else buckets.to_dict(direction),
+            "privacy_buckets": given(self.privacy_buckets),
         }
 
 
@@ -231,15 +255,21 @@ class AuditReport:
         res = self.results
         direction = self.query.direction
         rows: list[tuple[str, Directional, float | None]] = [
-            ("distinguishing mass, one release", res.distinguishing_mass_one_release, None),
-            (f"distinguishing mass, after n = {n}", res.distinguishing_mass_composed, None),
-            (f"exact {what}, one release (ADP)", res.exact_adp, None),
-            (f"exact {what}, one release (PDP)", res.exact_pdp, None),
+            (label, values, None)
+            for label, values in (
+                ("distinguishing mass, one release", res.distinguishing_mass_one_release),
+                (f"distinguishing mass, after n = {n}", res.distinguishing_mass_composed),
+                (f"exact {what}, one release (ADP)", res.exact_adp),
+                (f"exact {what}, one release (PDP)", res.exact_pdp),
+            )
+            if values is not None
         ]
         for conversion, result in (
             ("tight", res.extended_ma_tight),
             ("paper", res.extended_ma_paper),
         ):
+            if result is None:
+                continue
             rows.append(
                 (
                     f"Extended MA {what}, {conversion} conversion, n = {n}",

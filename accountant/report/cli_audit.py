@@ -20,6 +20,12 @@ from collections.abc import Iterator
 import attrs
 
 from accountant.errors import InvalidInputError
+from accountant.report.cli_saved import (
+    add_saved_options,
+    check_saved_options,
+    load_audited,
+    save_audited,
+)
 from accountant.report.terminal import check_output_path, note_line, progress_enabled
 from accountant.validation import (
     check_epsilons,
@@ -52,6 +58,15 @@ DEFAULTS = {
     "bound": 500.0,
     "step": 0.5,
     "epsilon": 0.3,
+    "sensitivity": 1.0,
+    "compositions": 128,
+}
+
+#: Every option that says what is composed (``dest`` -> flag): none is taken with
+#: ``--accountant``, whose file already says it.
+_COMPOSING = {
+    dest: "-n/--compositions" if dest == "compositions" else "--" + dest.replace("_", "-")
+    for dest in ("family", *_NOISE_OPTIONS, "sensitivity", "sampling_rate", "compositions")
 }
 
 _DESCRIPTION = """\
@@ -114,7 +129,6 @@ def add_audit(subparsers) -> None:
     mech.add_argument(
         "--sensitivity",
         type=float,
-        default=1.0,
         help="sensitivity, or the clipping norm with --sampling-rate (default: 1)",
     )
     mech.add_argument(
@@ -123,9 +137,7 @@ def add_audit(subparsers) -> None:
         metavar="Q",
         help="audit the DP-SGD mixture pair with Poisson sampling rate Q (default: off)",
     )
-    mech.add_argument(
-        "-n", "--compositions", type=int, default=128, help="number of releases (default: 128)"
-    )
+    mech.add_argument("-n", "--compositions", type=int, help="number of releases (default: 128)")
     query = audit.add_argument_group("query (one of)").add_mutually_exclusive_group()
     query.add_argument("--epsilon", type=float, help="report delta at this eps (default: 0.3)")
     query.add_argument("--target-delta", type=float, help="report the eps for this delta instead")
@@ -142,6 +154,7 @@ def add_audit(subparsers) -> None:
         metavar="FILE.png",
         help="also draw the delta(eps) curves with their bounds (needs the [plot] extra)",
     )
+    add_saved_options(audit)
     audit.set_defaults(func=run_audit)
 
 
@@ -169,16 +182,19 @@ def _settings(args: argparse.Namespace) -> dict:
         elif value is not None and dest in ("gamma", "start"):
             value = check_finite_real(_flag(dest), value)
         settings[dest] = value
-    settings["sensitivity"] = check_positive_real("--sensitivity", args.sensitivity)
+    sensitivity = DEFAULTS["sensitivity"] if args.sensitivity is None else args.sensitivity
+    settings["sensitivity"] = check_positive_real("--sensitivity", sensitivity)
     if args.sampling_rate is not None:
         check_probability("--sampling-rate", args.sampling_rate)
     settings["sampling_rate"] = args.sampling_rate
-    check_positive_int("-n/--compositions", args.compositions)
-    if args.epsilon is not None:
-        check_epsilons("--epsilon", check_finite_real("--epsilon", args.epsilon))
-    if args.target_delta is not None:
-        check_target_delta("--target-delta", args.target_delta)
+    _compositions(args)
     return settings
+
+
+def _compositions(args: argparse.Namespace) -> int:
+    """``-n/--compositions``, the default applied, checked."""
+    n = DEFAULTS["compositions"] if args.compositions is None else args.compositions
+    return check_positive_int("-n/--compositions", n)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -269,16 +285,29 @@ def _progress(extra: int) -> Iterator[_StageBar | None]:
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``accountant audit``; returns the exit status."""
     from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
-    from accountant.report.audit import audit_additive, audit_pairs
+    from accountant.report.audit import audit_additive, audit_pairs, audited_accountant
+    from accountant.report.audit_saved import audit_accountant
 
     started = time.perf_counter()
-    settings = _settings(args)
-    _check_outputs(args)
-    epsilon = DEFAULTS["epsilon"] if args.target_delta is None else None
+    check_saved_options(args, _COMPOSING)
+    settings = None if args.accountant is not None else _settings(args)
     if args.epsilon is not None:
-        epsilon = args.epsilon
+        check_epsilons("--epsilon", check_finite_real("--epsilon", args.epsilon))
+    if args.target_delta is not None:
+        check_target_delta("--target-delta", args.target_delta)
+    _check_outputs(args)
+    epsilon = args.epsilon
+    if epsilon is None and args.target_delta is None:
+        epsilon = DEFAULTS["epsilon"]
     query = {"epsilon": epsilon, "target_delta": args.target_delta, "direction": args.direction}
+    if settings is None:
+        accountant = load_audited(args.accountant)
+        with warnings.catch_warnings(record=True) as caught, _progress(0) as progress:
+            warnings.simplefilter("always", UserWarning)
+            report = audit_accountant(accountant, path=args.accountant, progress=progress, **query)
+        return _finish(args, report, caught, report.mechanism, accountant, started)
     q, sensitivity = settings["sampling_rate"], settings["sensitivity"]
+    times = _compositions(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
         chosen, description = _noise(settings)
@@ -287,7 +316,7 @@ def run_audit(args: argparse.Namespace) -> int:
                 pairs = WorstCasePair.subsampled(chosen, q, sensitivity)
                 report = audit_pairs(
                     pairs,
-                    args.compositions,
+                    times,
                     shift_note="DP-SGD mixture pair (both directions)",
                     progress=progress,
                     **query,
@@ -295,17 +324,24 @@ def run_audit(args: argparse.Namespace) -> int:
                 description = f"DP-SGD with {description}, q {q:g}, clip {sensitivity:g}"
             else:
                 pairs = additive_shift_pairs(chosen, sensitivity)
-                report = audit_additive(
-                    chosen, sensitivity, args.compositions, progress=progress, **query
-                )
+                report = audit_additive(chosen, sensitivity, times, progress=progress, **query)
                 description = f"{description}, sensitivity {sensitivity:g}"
             if args.plot is not None:
                 if progress is not None:
                     progress("plot: delta(eps) curves", progress.total, progress.total)
                 _plot(args.plot, pairs, report, description)
+    mechanism = attrs.evolve(report.mechanism, description=description, settings=settings)
+    audited = audited_accountant(pairs, times) if args.save is not None else None
+    return _finish(args, report, caught, mechanism, audited, started)
+
+
+def _finish(args, report, caught, mechanism, audited, started: float) -> int:
+    """Save the ``audited`` accountant if ``--save`` asks, add the warnings ``caught`` to
+    the notes, then print the report (JSON or the table)."""
     notes = list(report.notes)
     notes += [n for n in dict.fromkeys(str(w.message) for w in caught) if n not in notes]
-    mechanism = attrs.evolve(report.mechanism, description=description, settings=settings)
+    if args.save is not None:
+        notes.append(save_audited(args.save, audited))
     report = attrs.evolve(
         report, mechanism=mechanism, notes=tuple(notes), seconds=time.perf_counter() - started
     )

@@ -113,7 +113,9 @@ DIRECTIONAL = ("a_over_b", "b_over_a", "reported")
 
 def _expected_keys() -> set[str]:
     expected = {"schema_version", "mechanism", "query", "results", "notes", "seconds"}
-    expected |= {f"mechanism.{k}" for k in ("description", "shifts", "pairs", "settings")}
+    expected |= {
+        f"mechanism.{k}" for k in ("description", "shifts", "pairs", "settings", "accountant")
+    }
     expected |= {f"mechanism.settings.{k}" for k in ("family", "sigma", "bound", "step")}
     expected |= {"mechanism.settings.sensitivity", "mechanism.settings.sampling_rate"}
     expected |= {

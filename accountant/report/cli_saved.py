@@ -1,0 +1,72 @@
+"""``accountant audit --accountant PATH`` and ``accountant audit --save PATH``: audit a
+saved accountant, or save the accountant an audit composed.
+
+A saved accountant's file already says what was composed and how often, so every noise,
+mechanism and ``-n`` option given with ``--accountant`` is an error (nothing is silently
+ignored), as is ``--plot`` (it draws the curves of one noise's pairs).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from accountant.errors import InvalidInputError
+from accountant.report.terminal import check_output_path
+
+__all__ = ["add_saved_options", "check_saved_options", "load_audited", "save_audited"]
+
+
+def add_saved_options(audit: argparse.ArgumentParser) -> None:
+    """Add ``--accountant`` and ``--save`` to the ``audit`` parser."""
+    saved = audit.add_argument_group("saved accountants")
+    saved.add_argument(
+        "--accountant",
+        metavar="PATH",
+        help="audit the accountant saved at PATH (accountant.save_accountant or --save); "
+        "its file says what was composed, so no noise, mechanism or -n option is taken",
+    )
+    saved.add_argument(
+        "--save",
+        metavar="PATH",
+        help="also save the audited accountant to PATH (JSON, with an .npz sidecar next to "
+        "it) for a later --accountant audit",
+    )
+
+
+def check_saved_options(args: argparse.Namespace, composing: dict[str, str]) -> None:
+    """Refuse, before any work: with ``--accountant``, any option of ``composing``
+    (argparse ``dest`` -> its flag) that was given, and ``--plot``; a ``--save`` path
+    that cannot be written."""
+    if args.save is not None:
+        check_output_path("--save", args.save)
+    if args.accountant is None:
+        return
+    for dest, flag in composing.items():
+        if getattr(args, dest) is not None:
+            raise InvalidInputError(
+                f"{flag} cannot be given with --accountant: the saved accountant "
+                f"{args.accountant!r} already says what was composed"
+            )
+    if args.plot is not None:
+        raise InvalidInputError(
+            "--plot does not apply to --accountant (it draws the curves of one noise's pairs)"
+        )
+
+
+def load_audited(path: str) -> Any:
+    """The accountant saved at ``path`` (refusals name the path)."""
+    from accountant.storage import load_accountant
+
+    return load_accountant(path)
+
+
+def save_audited(path: str, accountant: Any) -> str:
+    """Save ``accountant`` to ``path``; returns a note saying what was saved where."""
+    from accountant.storage import save_accountant
+
+    saved = save_accountant(accountant, path)
+    kind = type(accountant).__name__
+    if kind == "ExtendedMA":
+        kind += " (the worst case over shifts has no single PrivacyBuckets composition)"
+    return f"saved the audited {kind} accountant to {path} (arrays: {saved.sidecar.name})"
