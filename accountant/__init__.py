@@ -12,6 +12,7 @@ True
 
 from accountant import mechanisms, noise
 from accountant.buckets import PrivacyBuckets
+from accountant.dpsgd import DPSGDAccountant
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -58,6 +59,7 @@ __all__ = [
     "CalibrationPoint",
     "Certificate",
     "CertificationWarning",
+    "DPSGDAccountant",
     "DirectionalBound",
     "EpsilonBounds",
     "ExtendedMA",

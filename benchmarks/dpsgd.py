@@ -82,7 +82,7 @@ def ours_calibrate(q, steps, cut, epsilon, delta):
     from accountant import calibrate_noise_multiplier
 
     found = calibrate_noise_multiplier(
-        epsilon=epsilon, delta=delta, sampling_rate=q, steps=steps, cut=cut
+        epsilon=epsilon, delta=delta, sampling_rate=q, steps=steps, cut=cut, dimension=1
     )
     return found.sigma_low, found.sigma, found.evaluations, "; ".join(found.notes)
 

@@ -3,7 +3,8 @@
 :func:`calibrate_noise_multiplier` returns the smallest noise multiplier ``sigma`` it
 found whose **certified** PrivacyBuckets upper bound on ``delta(eps)`` (ADP, the larger
 of both directions) after ``steps`` releases of
-:class:`~accountant.mechanisms.subsampled_gaussian.SubsampledTruncatedGaussian` is at most the
+:class:`~accountant.mechanisms.subsampled_gaussian.SubsampledTruncatedGaussian` on
+``dimension`` coordinates (:class:`~accountant.dpsgd.DPSGDAccountant`) is at most the
 target,
 together with ``sigma_low``, a noise multiplier whose certified *lower* bound exceeds the
 target (``sigma_low`` fails). Every verdict rests on certified bounds only; the search
@@ -17,7 +18,9 @@ density is log-concave; so ``B/A`` is monotone (monotone likelihood ratio), ever
 ``delta(eps)``, ``eps`` real, is a supremum over half-lines of ``P_A[x < t] - e^eps
 P_B[x < t]`` (or its mirror), and ``P_B[x < t]`` falls as the shift ``1/sigma`` grows.
 So the pair at a smaller ``sigma`` dominates the pair at a larger one at every ``eps``
-(Blackwell), and domination survives composition. The clamped cut (atoms at ``+-k``)
+(Blackwell), and domination survives composition. With ``dimension > 1`` the certified
+lower bound is still that of the one-dimensional pair, a lower bound for any number of
+coordinates, so the argument holds unchanged. The clamped cut (atoms at ``+-k``)
 has no monotone likelihood ratio; there the claim is checked numerically by the tests,
 not proven, and ``sigma_low`` itself is all that is certified.
 
@@ -63,6 +66,20 @@ def _check_cut(value: Any) -> float:
     return check_positive_real("cut", value)
 
 
+def _check_dimension(value: Any, cut: Any) -> int:
+    """The noised coordinates per step; required with a finite cut (the certified bound
+    depends on it), and 1 when there is no cut and it is not given (it changes nothing)."""
+    if value is None:
+        if cut == math.inf:
+            return 1
+        raise InvalidInputError(
+            f"dimension must be given with a finite cut (cut={cut!r}): the number of "
+            "noised coordinates per step (the model's trainable parameters; 1 for one "
+            "number), got None"
+        )
+    return check_positive_int("dimension", value)
+
+
 def _check_fraction(name: str, value: Any) -> float:
     result = check_positive_real(name, value)
     if result >= 1.0:
@@ -80,6 +97,7 @@ def _settings(**kw: Any) -> CalibrationSettings:
         sampling_rate=check_probability("sampling_rate", kw["sampling_rate"]),
         steps=check_positive_int("steps", kw["steps"]),
         cut=_check_cut(kw["cut"]),
+        dimension=_check_dimension(kw["dimension"], kw["cut"]),
         clip=check_positive_real("clip", kw["clip"]),
         truncation=kw["truncation"],
         tolerance=_check_fraction("tolerance", kw["tolerance"]),
@@ -126,6 +144,7 @@ def calibrate_noise_multiplier(
     sampling_rate: float,
     steps: int,
     cut: float,
+    dimension: int | None = None,
     clip: float = 1.0,
     truncation: str = "renormalised",
     tolerance: float = 1e-3,
@@ -136,7 +155,9 @@ def calibrate_noise_multiplier(
 ) -> NoiseCalibration:
     """The smallest noise multiplier found whose certified ADP delta at ``epsilon`` after
     ``steps`` releases of ``SubsampledTruncatedGaussian(sigma, sampling_rate, cut, clip,
-    truncation)`` is at most ``delta`` (module docstring: method and guarantees).
+    truncation)`` on ``dimension`` coordinates, each cut separately
+    (:class:`~accountant.dpsgd.DPSGDAccountant`), is at most ``delta`` (module docstring:
+    method and guarantees). ``dimension`` is required with a finite cut.
 
     ``tolerance``: the relative width ``sigma / sigma_low - 1`` sought (``sigma_low``
     certified to fail). ``accuracy``: the PrivacyBuckets accuracy of the evaluations that
@@ -159,6 +180,7 @@ def calibrate_noise_multiplier(
         sampling_rate=sampling_rate,
         steps=steps,
         cut=cut,
+        dimension=dimension,
         clip=clip,
         truncation=truncation,
         tolerance=tolerance,

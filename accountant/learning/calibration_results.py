@@ -68,6 +68,7 @@ class NoiseCalibration:
     delta: float
     sampling_rate: float
     steps: int
+    dimension: int
     cut: float
     clip: float
     truncation: str
@@ -106,6 +107,7 @@ class NoiseCalibration:
                 "description": self.mechanism.description,
                 "sampling_rate": self.sampling_rate,
                 "steps": self.steps,
+                "dimension": self.dimension,
                 "cut": self.cut if math.isfinite(self.cut) else "inf",
                 "clip": self.clip,
                 "truncation": self.truncation,

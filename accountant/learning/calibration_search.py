@@ -14,8 +14,8 @@ import warnings
 
 import attrs
 
-from accountant.buckets.engine import PrivacyBuckets
 from accountant.buckets.progress import tick
+from accountant.dpsgd.accountant import DPSGDAccountant
 from accountant.errors import CertificationWarning, InfeasibleTargetError
 from accountant.learning import calibration_steps as steps_
 from accountant.learning.calibration_results import CalibrationPoint, NoiseCalibration
@@ -37,6 +37,7 @@ class CalibrationSettings:
     delta: float
     sampling_rate: float
     steps: int
+    dimension: int
     cut: float
     clip: float
     truncation: str
@@ -79,7 +80,8 @@ class CalibrationSearch:
         )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", CertificationWarning)
-            bounds = PrivacyBuckets(accuracy=accuracy).compose(mechanism, s.steps).delta(s.epsilon)
+            accountant = DPSGDAccountant(dimension=s.dimension, accuracy=accuracy)
+            bounds = accountant.compose(mechanism, s.steps).delta(s.epsilon)
         for record in caught:
             if issubclass(record.category, CertificationWarning):
                 self.reasons[sigma] = str(record.message)
@@ -314,6 +316,7 @@ class CalibrationSearch:
             delta=s.delta,
             sampling_rate=s.sampling_rate,
             steps=s.steps,
+            dimension=s.dimension,
             cut=s.cut,
             clip=s.clip,
             truncation=s.truncation,

@@ -35,7 +35,7 @@ at most --delta, and a sigma_low certified to fail (its lower bound exceeds --de
 at most --tolerance apart (relative). Example, MNIST:
 
   accountant calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.0042667 \\
-      --steps 14062 --cut 8
+      --steps 14062 --cut 8 --dimension 1000000
 """
 
 _TRUNCATIONS = ("renormalised", "resampled", "clamped")
@@ -61,6 +61,13 @@ def add_calibrate(subparsers) -> None:
     )
     mechanism.add_argument(
         "--cut", type=float, required=True, help="noise cut at +-cut*sigma (inf: no cut)"
+    )
+    mechanism.add_argument(
+        "--dimension",
+        type=int,
+        metavar="D",
+        help="noised coordinates per step, each cut separately (the model's trainable "
+        "parameters; 1 for one number); required with a finite --cut",
     )
     mechanism.add_argument(
         "--truncation",
@@ -101,12 +108,19 @@ def _arguments(args: argparse.Namespace) -> dict:
         accuracy = check_positive_real("--accuracy", accuracy)
         if accuracy >= 1.0:
             raise InvalidInputError(f"--accuracy must lie in (0, 1), got {accuracy!r}")
+    dimension = args.dimension
+    if dimension is None and cut != math.inf:
+        raise InvalidInputError(
+            f"--dimension must be given with a finite --cut (--cut {cut:g}): the number of "
+            "noised coordinates per step (the model's trainable parameters; 1 for one number)"
+        )
     return {
         "epsilon": check_positive_real("--epsilon", args.epsilon),
         "delta": check_target_delta("--delta", args.delta),
         "sampling_rate": check_probability("--sampling-rate", args.sampling_rate),
         "steps": check_positive_int("--steps", args.steps),
         "cut": cut,
+        "dimension": None if dimension is None else check_positive_int("--dimension", dimension),
         "truncation": args.truncation,
         "tolerance": tolerance,
         "accuracy": accuracy,
@@ -138,6 +152,7 @@ def format_calibration(result) -> str:
                 f"{result.relative_bracket:.3g} (tolerance {result.tolerance:g})",
             ),
         ]
+    rows.append(("coordinates per step", str(result.dimension)))
     rows.append(("PrivacyBuckets queries", str(result.evaluations)))
     width = max(len(name) for name, _ in rows) + 2
     lines = [

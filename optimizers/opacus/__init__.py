@@ -18,10 +18,10 @@ name ``"truncated"``, so ``PrivacyEngine(accountant="truncated")`` accounts with
 
 Each step adds noise cut at ``cut * noise_multiplier * max_grad_norm`` per coordinate
 (:class:`TruncatedDPOptimizer`) and is accounted as one release of
-:class:`accountant.SubsampledTruncatedGaussian` (SPEC section 1, "DP-SGD"), composed in
-:class:`accountant.PrivacyBuckets` (SPEC section 2). The certificate is that of the
-one-dimensional pair per step; for a gradient of many coordinates see the guide
-"Using with Opacus" (:class:`DimensionWarning`).
+:class:`accountant.SubsampledTruncatedGaussian` (SPEC section 1, "DP-SGD") on as many
+coordinates as the optimiser noises, composed in :class:`accountant.dpsgd.DPSGDAccountant`:
+the one-dimensional pair's certified lower bound, and an upper bound that covers every
+coordinate's cut (the coupling with the uncut Gaussian; guide "Using with Opacus").
 """
 
 try:
@@ -41,7 +41,7 @@ from optimizers.opacus.engine import (
     truncated_privacy_engine,
 )
 from optimizers.opacus.noise import truncated_gaussian_noise
-from optimizers.opacus.optimizer import DimensionWarning, TruncatedDPOptimizer
+from optimizers.opacus.optimizer import TruncatedDPOptimizer
 from optimizers.opacus.settings import (
     DEFAULT_CUT,
     DEFAULT_TRUNCATION,
@@ -59,7 +59,6 @@ __all__ = [
     "DEFAULT_TRUNCATION",
     "MECHANISM",
     "TRUNCATIONS",
-    "DimensionWarning",
     "TruncatedAccountant",
     "TruncatedDPOptimizer",
     "TruncationSettings",

@@ -12,8 +12,9 @@ standard deviation ``sigma C`` cut at ``+-k sigma C``. The steps are composed in
 ``lower <= eps(delta) <= upper``; :meth:`TruncatedAccountant.get_epsilon` returns the
 certified ``upper``, :meth:`TruncatedAccountant.epsilon_bounds` the whole bracket.
 
-What is certified is the composition of that one-dimensional pair per step; see
-:mod:`optimizers.opacus` for what this covers for a gradient of many coordinates.
+For a gradient of ``d > 1`` coordinates, each cut separately, that pair gives the lower
+bound and the coupling with the uncut Gaussian the upper one
+(:class:`accountant.dpsgd.DPSGDAccountant`); ``d`` is read from the optimiser.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 
 from opacus.accountants import IAccountant
 
-from accountant import EpsilonBounds, InvalidInputError, PrivacyBuckets, SubsampledTruncatedGaussian
+from accountant import EpsilonBounds, InvalidInputError, SubsampledTruncatedGaussian
+from accountant.dpsgd import DPSGDAccountant
 from accountant.validation import (
     check_positive_int,
     check_positive_real,
@@ -35,6 +37,7 @@ from optimizers.opacus.settings import DEFAULT_CUT, DEFAULT_TRUNCATION, Truncati
 from optimizers.opacus.state import (
     MECHANISM,
     HistoryEntry,
+    checked_dimension,
     checked_entries,
     checked_history,
     checked_settings,
@@ -57,18 +60,22 @@ class TruncatedAccountant(IAccountant):
     """Opacus accountant (``opacus.accountants.IAccountant``) for truncated Gaussian noise.
 
     ``cut``: ``k``, noise cut at ``+-k * noise_multiplier * max_grad_norm`` (default
-    :data:`~optimizers.opacus.settings.DEFAULT_CUT` = 8); ``truncation``:
+    :data:`~optimizers.opacus.settings.DEFAULT_CUT` = 10); ``truncation``:
     ``"renormalised"`` (= ``"resampled"``, the default) or ``"clamped"``; ``accuracy``:
-    the PrivacyBuckets accuracy (default 1e-4). Opacus's ``create_accountant("truncated")``
-    calls this without arguments, so ``PrivacyEngine(accountant="truncated")`` accounts
-    the defaults; for other settings build one and assign it to
-    ``privacy_engine.accountant`` before ``make_private`` (or use
-    :func:`~optimizers.opacus.engine.truncated_privacy_engine`).
+    the PrivacyBuckets accuracy (default 1e-4); ``dimension``: the number of noised
+    coordinates per step (the trainable parameters). The bound depends on it
+    (:class:`accountant.dpsgd.DPSGDAccountant`); left ``None``, it is read from the
+    optimiser the accountant is attached to at its first step, and a query before it is
+    known is refused. Opacus's ``create_accountant("truncated")`` calls this without
+    arguments, so ``PrivacyEngine(accountant="truncated")`` accounts the defaults; for
+    other settings build one and assign it to ``privacy_engine.accountant`` before
+    ``make_private`` (or use :func:`~optimizers.opacus.engine.truncated_privacy_engine`).
 
     ``history`` is Opacus's list of ``(noise_multiplier, sample_rate, steps)``, a repeated
-    step merged into the last entry (as Opacus's RDP accountant does). Composition is
-    incremental: one mechanism object per distinct ``(noise_multiplier, sample_rate)``,
-    composed once more per step (``PrivacyBuckets.compose`` grows its count).
+    step merged into the last entry (as Opacus's RDP accountant does). The steps are
+    composed when a bound is asked for, one mechanism per distinct
+    ``(noise_multiplier, sample_rate)``, and the composition is kept until the history
+    changes.
     """
 
     def __init__(
@@ -76,10 +83,30 @@ class TruncatedAccountant(IAccountant):
         cut: float = DEFAULT_CUT,
         truncation: str = DEFAULT_TRUNCATION,
         accuracy: float = DEFAULT_ACCURACY,
+        dimension: int | None = None,
     ) -> None:
         self.settings = TruncationSettings(cut=cut, truncation=truncation)
         self.accuracy = _accuracy(accuracy)
+        self._dimension = None if dimension is None else check_positive_int("dimension", dimension)
         super().__init__()  # sets self.history = [] (the setter below)
+
+    @property
+    def dimension(self) -> int | None:
+        """Noised coordinates per step (``None`` until known)."""
+        return self._dimension
+
+    def learn_dimension(self, dimension: int) -> None:
+        """Set :attr:`dimension` (from the optimiser at a step); refuses a different one
+        once known, since the history was taken with the first."""
+        dimension = check_positive_int("dimension", dimension)
+        if self._dimension is None:
+            self._dimension = dimension
+            self._accounted = None
+        elif dimension != self._dimension:
+            raise InvalidInputError(
+                f"dimension must stay {self._dimension} (the coordinates this accountant "
+                f"has accounted), got {dimension}"
+            )
 
     @property
     def history(self) -> list[HistoryEntry]:
@@ -93,20 +120,35 @@ class TruncatedAccountant(IAccountant):
         self._rebuild(checked_entries(value, "history"))
 
     def _rebuild(self, entries: list[HistoryEntry]) -> None:
-        """Account ``entries`` from scratch; nothing changes if one is refused."""
+        """Take ``entries`` as the history (each checked to describe a valid step first;
+        nothing changes if one is refused)."""
         mechanisms: dict[tuple[float, float], SubsampledTruncatedGaussian] = {}
-        buckets = PrivacyBuckets(accuracy=self.accuracy)
-        for sigma, rate, steps in entries:
-            buckets = buckets.compose(self._mechanism(mechanisms, sigma, rate), steps)
-        self._mechanisms, self._buckets, self._answers = mechanisms, buckets, {}
+        for sigma, rate, _ in entries:
+            self._mechanism(mechanisms, sigma, rate)
+        self._mechanisms, self._answers = mechanisms, {}
         self._history = list(entries)
-        self._accounted = tuple(entries)
+        self._accounted: tuple | None = None
+        self._composed: DPSGDAccountant | None = None
 
-    def _synced(self) -> PrivacyBuckets:
-        """The buckets of :attr:`history` (rebuilt if the list was changed in place)."""
-        if tuple(self._history) != self._accounted:
-            self._rebuild(checked_entries(self._history, "history"))
-        return self._buckets
+    def _synced(self) -> DPSGDAccountant:
+        """The composition of :attr:`history` (composed again if the history changed)."""
+        if self._dimension is None and self._history:
+            raise InvalidInputError(
+                "dimension is unknown: attach the accountant to a TruncatedDPOptimizer "
+                "(make_private_truncated) or build TruncatedAccountant(dimension=d) with d "
+                "the number of noised coordinates per step"
+            )
+        if self._composed is None or tuple(self._history) != self._accounted:
+            entries = checked_entries(self._history, "history")
+            # no step: nothing composed, whatever the dimension
+            dimension = 1 if self._dimension is None else self._dimension
+            composed = DPSGDAccountant(dimension=dimension, accuracy=self.accuracy)
+            for sigma, rate, steps in entries:
+                composed = composed.compose(self._mechanism(self._mechanisms, sigma, rate), steps)
+            self._composed, self._answers = composed, {}
+            self._history = list(entries)
+            self._accounted = tuple(entries)
+        return self._composed
 
     def _mechanism(
         self, cache: dict[tuple[float, float], Any], noise_multiplier: Any, sample_rate: Any
@@ -130,29 +172,25 @@ class TruncatedAccountant(IAccountant):
 
     def step(self, *, noise_multiplier: float, sample_rate: float, steps: int = 1) -> None:
         """Account ``steps`` (default one) optimiser steps with these parameters."""
-        self._synced()
         mechanism = self.mechanism_of(noise_multiplier, sample_rate)
         steps = check_positive_int("steps", steps)
-        self._buckets = self._buckets.compose(mechanism, steps)
-        self._answers.clear()
         entry = (mechanism.sigma, mechanism.sampling_rate)
         if self._history and self._history[-1][:2] == entry:
             self._history[-1] = (*entry, self._history[-1][2] + steps)
         else:
             self._history.append((*entry, steps))
-        self._accounted = tuple(self._history)
 
-    def privacy_buckets(self) -> PrivacyBuckets:
-        """The PrivacyBuckets accountant of every step so far (immutable)."""
+    def privacy_accountant(self) -> DPSGDAccountant:
+        """The certified accountant of every step so far (immutable)."""
         return self._synced()
 
     def epsilon_bounds(self, delta: float) -> EpsilonBounds:
         """Certified ``lower <= eps <= upper`` at ``delta`` (ADP, both directions) of the
         steps so far (``EpsilonBounds``; 0 before any step). Cached until the next step."""
         delta = check_target_delta("delta", delta)
-        buckets = self._synced()
+        composed = self._synced()
         if delta not in self._answers:
-            self._answers[delta] = buckets.epsilon(delta)
+            self._answers[delta] = composed.epsilon(delta)
         return self._answers[delta]
 
     def get_epsilon(self, delta: float, *args: Any, **kwargs: Any) -> float:
@@ -187,6 +225,7 @@ class TruncatedAccountant(IAccountant):
                     f"from make_private_truncated), got {type(optimizer).__name__} with "
                     f"{settings if settings is not None else 'untruncated Gaussian noise'}"
                 )
+            self.learn_dimension(sum(p.numel() for p in optimizer.params))
             self.step(
                 noise_multiplier=optimizer.noise_multiplier,
                 sample_rate=rate * optimizer.accumulated_iterations,
@@ -201,17 +240,22 @@ class TruncatedAccountant(IAccountant):
         destination["history"] = list(self.history)
         destination["mechanism"] = MECHANISM
         destination["settings"] = {"cut": self.settings.cut, "truncation": self.settings.truncation}
+        destination["dimension"] = self._dimension
         return destination
 
     def load_state_dict(self, state_dict: Any) -> None:
         """Replace the history by that of ``state_dict`` (every field checked first; this
         accountant is unchanged when it is refused)."""
         checked_settings(state_dict, self.settings)
-        self._rebuild(checked_history(state_dict))
+        history = checked_history(state_dict)
+        dimension = checked_dimension(state_dict, self._dimension)
+        self._rebuild(history)
+        self._dimension = dimension
 
     def __repr__(self) -> str:
         return (
             f"TruncatedAccountant(cut={self.settings.cut!r}, "
             f"truncation={self.settings.truncation!r}, accuracy={self.accuracy!r}, "
+            f"dimension={self._dimension!r}, "
             f"steps={len(self)})"
         )

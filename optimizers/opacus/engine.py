@@ -141,6 +141,14 @@ def make_private_truncated(
     return module, truncated, data_loader
 
 
+def _noised_coordinates(optimizer: Any) -> int:
+    """The coordinates DP-SGD noises per step: those of ``optimizer``'s parameters that
+    require a gradient (what ``DPOptimizer.params`` keeps)."""
+    return sum(
+        p.numel() for group in optimizer.param_groups for p in group["params"] if p.requires_grad
+    )
+
+
 def make_private_truncated_with_epsilon(
     privacy_engine: PrivacyEngine,
     *,
@@ -156,11 +164,11 @@ def make_private_truncated_with_epsilon(
 ) -> tuple[Any, TruncatedDPOptimizer, Any, NoiseCalibration]:
     """:func:`make_private_truncated` with the noise multiplier from
     :func:`accountant.calibrate_noise_multiplier`: the smallest found whose certified
-    PrivacyBuckets delta at ``target_epsilon`` after ``epochs * len(data_loader)`` steps at
-    sampling rate ``1 / len(data_loader)`` is at most ``target_delta``, with the
-    accountant's cut and truncation. Returns ``(module, optimizer, data_loader,
-    calibration)``. Refuses an accountant that has already accounted steps (the
-    calibration assumes none)."""
+    delta at ``target_epsilon`` after ``epochs * len(data_loader)`` steps at sampling rate
+    ``1 / len(data_loader)`` on the optimiser's trainable coordinates is at most
+    ``target_delta``, with the accountant's cut and truncation. Returns ``(module,
+    optimizer, data_loader, calibration)``. Refuses an accountant that has already
+    accounted steps (the calibration assumes none)."""
     accountant = _accountant_of(privacy_engine, None, None)
     if len(accountant) > 0:
         raise InvalidInputError(
@@ -174,6 +182,7 @@ def make_private_truncated_with_epsilon(
         sampling_rate=1.0 / batches,
         steps=check_positive_int("epochs", epochs) * batches,
         cut=accountant.settings.cut,
+        dimension=_noised_coordinates(optimizer),
         truncation=accountant.settings.truncation,
         tolerance=tolerance,
     )

@@ -11,7 +11,6 @@ truncated_gaussian_noise`), so after scaling each noise coordinate in ``p.grad``
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import torch
@@ -22,13 +21,7 @@ from accountant.validation import check_positive_real, shown
 from optimizers.opacus.noise import truncated_gaussian_noise
 from optimizers.opacus.settings import TruncationSettings
 
-__all__ = ["DimensionWarning", "TruncatedDPOptimizer"]
-
-
-class DimensionWarning(UserWarning):
-    """The noise covers more than one coordinate: the accountant certifies the
-    one-dimensional pair per step, which is not proven to bound per-coordinate truncated
-    noise on a gradient of many coordinates (guide "Using with Opacus")."""
+__all__ = ["TruncatedDPOptimizer"]
 
 
 def _checked_settings(settings: Any) -> TruncationSettings:
@@ -44,7 +37,8 @@ class TruncatedDPOptimizer(DPOptimizer):
     use :func:`~optimizers.opacus.engine.make_private_truncated`). The other arguments
     are ``DPOptimizer``'s; ``max_grad_norm`` is one number (flat clipping).
 
-    Warns (:class:`DimensionWarning`) when the parameters have more than one coordinate.
+    The accountant reads the number of noised coordinates from :attr:`params` at each
+    step (:class:`accountant.dpsgd.DPSGDAccountant` bounds every coordinate's cut).
     """
 
     def __init__(
@@ -71,17 +65,6 @@ class TruncatedDPOptimizer(DPOptimizer):
             secure_mode=secure_mode,
             **kwargs,
         )
-        coordinates = sum(p.numel() for p in self.params)
-        if coordinates > 1:
-            warnings.warn(
-                f"TruncatedDPOptimizer noises {coordinates} coordinates per step; the "
-                "truncated accountant certifies one coordinate per step (the "
-                "one-dimensional DP-SGD pair), which is not proven to bound "
-                "per-coordinate truncated noise on many coordinates; see the guide "
-                "'Using with Opacus'",
-                DimensionWarning,
-                stacklevel=2,
-            )
 
     def add_noise(self) -> None:
         """``p.grad = p.summed_grad + noise`` with truncated Gaussian noise of standard

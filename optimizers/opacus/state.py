@@ -22,7 +22,14 @@ from accountant.validation import (
 )
 from optimizers.opacus.settings import TruncationSettings
 
-__all__ = ["MECHANISM", "HistoryEntry", "checked_entries", "checked_history", "checked_settings"]
+__all__ = [
+    "MECHANISM",
+    "HistoryEntry",
+    "checked_dimension",
+    "checked_entries",
+    "checked_history",
+    "checked_settings",
+]
 
 #: The name Opacus knows the accountant by (``PrivacyEngine(accountant="truncated")``).
 MECHANISM = "truncated"
@@ -62,6 +69,19 @@ def checked_settings(state: Any, expected: TruncationSettings) -> None:
             f"state_dict['settings'] describes noise with {given}, but this accountant "
             f"accounts {expected}: build it with the same cut and truncation"
         )
+
+
+def checked_dimension(state: Any, expected: int | None) -> int | None:
+    """The ``dimension`` of ``state`` (``None``: not yet known), refused when it differs
+    from a known ``expected`` (the history would describe another model)."""
+    dimension = _require(state, "dimension")
+    if dimension is not None:
+        dimension = check_positive_int("state_dict['dimension']", dimension)
+    if expected is not None and dimension is not None and dimension != expected:
+        raise InvalidInputError(
+            f"state_dict['dimension'] must be {expected} (this accountant's), got {dimension}"
+        )
+    return expected if dimension is None else dimension
 
 
 def checked_history(state: Any) -> list[HistoryEntry]:

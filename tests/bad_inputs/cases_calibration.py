@@ -6,7 +6,14 @@ from __future__ import annotations
 from accountant import calibrate_noise_multiplier
 from tests.bad_inputs.catalogue import INF, NAN, POSITIVE_INT, POSITIVE_REAL, each
 
-_VALID = {"epsilon": 3.0, "delta": 1e-5, "sampling_rate": 0.01, "steps": 100, "cut": 8.0}
+_VALID = {
+    "epsilon": 3.0,
+    "delta": 1e-5,
+    "sampling_rate": 0.01,
+    "steps": 100,
+    "cut": 8.0,
+    "dimension": 1,
+}
 
 
 def _call(**changed):

@@ -3,8 +3,8 @@ public both at the top level and in ``accountant.mechanisms``)."""
 
 from __future__ import annotations
 
-from accountant import SubsampledTruncatedGaussian, mechanisms
-from tests.bad_inputs.catalogue import INF, NAN, POSITIVE_REAL, each
+from accountant import DPSGDAccountant, SubsampledTruncatedGaussian, mechanisms
+from tests.bad_inputs.catalogue import INF, NAN, PAIR, POSITIVE_INT, POSITIVE_REAL, each
 
 
 def _build(**changed):
@@ -88,6 +88,39 @@ DPSGD_CASES = [
         VALID.distinguishing_mass,
         [("both", "got 'both'")],
         tag="omega",
+    ),
+    # --- DPSGDAccountant ----------------------------------------------------------
+    *each("DPSGDAccountant", "dimension", lambda v: DPSGDAccountant(dimension=v), POSITIVE_INT),
+    *each(
+        "DPSGDAccountant",
+        "accuracy",
+        lambda v: DPSGDAccountant(dimension=2, accuracy=v),
+        [(0.0, "got 0.0"), (1.0, "got 1.0"), (NAN, "got nan")],
+    ),
+    *each(
+        "DPSGDAccountant",
+        "mechanism",
+        lambda v: DPSGDAccountant(dimension=2).compose(v),
+        [(PAIR, "got WorstCasePair"), (None, "got NoneType")],
+    ),
+    *each(
+        "DPSGDAccountant",
+        "mechanism",
+        lambda v: DPSGDAccountant(dimension=2).compose(VALID).compose(v),
+        [(_build(truncation="clamped"), "got ['clamped', 'renormalised']")],
+        tag="truncation",
+    ),
+    *each(
+        "DPSGDAccountant",
+        "delta_pdp",
+        lambda v: DPSGDAccountant(dimension=v).compose(VALID).delta_pdp(1.0),
+        [(3, "delta_pdp is certified only for dimension=1, got dimension=3")],
+    ),
+    *each(
+        "DPSGDAccountant",
+        "delta",
+        lambda v: DPSGDAccountant(dimension=2).compose(VALID).epsilon(v),
+        [(0.0, "got 0.0"), (NAN, "got nan")],
     ),
 ]
 

@@ -120,7 +120,7 @@ if torch is not None:
         case(
             "TruncatedAccountant",
             "cut",
-            "got cut=8.0 with sigma=0.05",
+            "got cut=10.0 with sigma=0.05",
             lambda tmp: _step(noise_multiplier=0.05),
         ),
         *each(
@@ -161,7 +161,7 @@ if torch is not None:
             [
                 ({"cut": 8.0}, "got {'cut': 8.0}"),
                 ({"cut": 3.0, "truncation": "renormalised"}, "cut 3 sigma, renormalised"),
-                ({"cut": 8.0, "truncation": "clamped"}, "cut 8 sigma, clamped"),
+                ({"cut": 10.0, "truncation": "clamped"}, "cut 10 sigma, clamped"),
             ],
         ),
         *each(

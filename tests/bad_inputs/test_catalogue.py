@@ -45,6 +45,7 @@ from tests.bad_inputs.cases_noise import NOISE_CASES
 from tests.bad_inputs.cases_opacus import OPACUS_CASES
 from tests.bad_inputs.cases_optimizers import OPTIMIZER_CASES
 from tests.bad_inputs.cases_pairs import PAIR_CASES
+from tests.bad_inputs.cases_storage import STORAGE_CASES
 from tests.bad_inputs.catalogue import CATALOGUED
 
 ACCOUNTANT_CASES = (
@@ -55,6 +56,7 @@ ACCOUNTANT_CASES = (
     + ENGINE_CASES
     + DPSGD_CASES
     + CALIBRATION_CASES
+    + STORAGE_CASES
 )
 CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES + OPACUS_CASES
 
@@ -105,7 +107,7 @@ NO_USER_INPUT = {
     "optimal.OptimalNoise": "result of optimal_noise",
     "NoiseCalibration": "result of calibrate_noise_multiplier",
     "CalibrationPoint": "one evaluation inside a NoiseCalibration",
-    "DimensionWarning": "warning",
+    "SavedAccountant": "result of save_accountant",
 }
 
 

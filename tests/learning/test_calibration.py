@@ -23,8 +23,16 @@ from accountant import (
     SubsampledTruncatedGaussian,
     calibrate_noise_multiplier,
 )
+from accountant.dpsgd import DPSGDAccountant
 
-SMALL = {"epsilon": 1.0, "delta": 1e-5, "sampling_rate": 0.05, "steps": 100, "cut": 8.0}
+SMALL = {
+    "epsilon": 1.0,
+    "delta": 1e-5,
+    "sampling_rate": 0.05,
+    "steps": 100,
+    "cut": 8.0,
+    "dimension": 1,
+}
 
 
 def certified(sigma: float, setting: dict, truncation: str = "renormalised"):
@@ -161,7 +169,7 @@ def no_queries(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("PrivacyBuckets was queried")
 
-    monkeypatch.setattr(search_module, "PrivacyBuckets", refuse)
+    monkeypatch.setattr(search_module, "DPSGDAccountant", refuse)
 
 
 def test_a_clamped_floor_above_the_target_is_refused_before_any_query(no_queries):
@@ -199,8 +207,8 @@ class _WideBuckets:
     """PrivacyBuckets whose lower bounds are cut to 80 %: still certified, too wide for
     the tolerance, and saying so as the engine does."""
 
-    def __init__(self, accuracy: float) -> None:
-        self.inner = PrivacyBuckets(accuracy=accuracy)
+    def __init__(self, dimension: int, accuracy: float) -> None:
+        self.inner = DPSGDAccountant(dimension=dimension, accuracy=accuracy)
 
     def compose(self, mechanism, times):
         self.inner = self.inner.compose(mechanism, times)
@@ -213,7 +221,7 @@ class _WideBuckets:
 
 
 def test_brackets_too_wide_for_the_tolerance_give_the_engines_reason(monkeypatch):
-    monkeypatch.setattr(search_module, "PrivacyBuckets", _WideBuckets)
+    monkeypatch.setattr(search_module, "DPSGDAccountant", _WideBuckets)
     with pytest.warns(CertificationWarning, match="memory budget"):
         result = calibrate_noise_multiplier(**SMALL)
     assert not result.converged

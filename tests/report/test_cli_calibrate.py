@@ -23,7 +23,7 @@ from accountant.report.cli import main
 from tests.learning.test_calibration import SMALL, _WideBuckets
 
 ARGS = ["--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.05", "--steps", "100"]
-ARGS += ["--cut", "8"]
+ARGS += ["--dimension", "1", "--cut", "8"]
 
 
 class _Terminal(io.StringIO):
@@ -85,6 +85,7 @@ def test_the_key_tree_is_stable(payload):
         "description",
         "sampling_rate",
         "steps",
+        "dimension",
         "cut",
         "clip",
         "truncation",
@@ -185,7 +186,7 @@ def test_progress_is_drawn_on_a_terminal_only(monkeypatch):
 
 
 def test_a_missed_tolerance_is_a_note_line(monkeypatch):
-    monkeypatch.setattr(search_module, "PrivacyBuckets", _WideBuckets)
+    monkeypatch.setattr(search_module, "DPSGDAccountant", _WideBuckets)
     status, out, err = _run(["calibrate", *ARGS])
     assert status == 0 and err == ""
     notes = [line for line in out.splitlines() if line.startswith("note: ")]

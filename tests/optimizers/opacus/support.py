@@ -12,8 +12,6 @@ pytest.importorskip("opacus")
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from optimizers.opacus import DimensionWarning  # noqa: E402
-
 EXAMPLES, BATCH = 64, 16  # sample rate 1/4, expected batch size 16 (a power of two)
 
 
@@ -31,11 +29,9 @@ def model_and_optimizer(seed: int = 0, lr: float = 0.1):
 
 
 def quietly(call, *args, **kwargs):
-    """``call`` with Opacus's secure-RNG notice and the DimensionWarning silenced (tested
-    on their own)."""
+    """``call`` with Opacus's secure-RNG notice silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", DimensionWarning)
         return call(*args, **kwargs)
 
 

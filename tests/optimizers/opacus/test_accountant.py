@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from accountant.dpsgd import DPSGDAccountant
+
 pytest.importorskip("opacus")
 
 from opacus.accountants import IAccountant, create_accountant
@@ -27,18 +29,18 @@ def test_registered_with_opacus_and_built_with_the_defaults():
     assert isinstance(built, TruncatedAccountant) and isinstance(built, IAccountant)
     assert built.mechanism() == "truncated"
     assert built.settings == TruncationSettings(cut=DEFAULT_CUT, truncation=DEFAULT_TRUNCATION)
-    assert (built.settings.cut, built.settings.truncation) == (8.0, "renormalised")
+    assert (built.settings.cut, built.settings.truncation) == (10.0, "renormalised")
     assert built.history == [] and len(built) == 0 and built.get_epsilon(1e-5) == 0.0
 
 
 def test_history_merges_repeated_steps_like_opacus_rdp():
-    accountant = TruncatedAccountant()
+    accountant = TruncatedAccountant(dimension=1)
     for sigma, rate in [(1.0, 0.1), (1.0, 0.1), (2.0, 0.1), (2.0, 0.1), (1.0, 0.1), (1.0, 0.2)]:
         accountant.step(noise_multiplier=sigma, sample_rate=rate)
     assert accountant.history == [(1.0, 0.1, 2), (2.0, 0.1, 2), (1.0, 0.1, 1), (1.0, 0.2, 1)]
     assert len(accountant) == 6
     # one mechanism object per distinct (sigma, q): three components, counts 3, 2, 1
-    components = accountant.privacy_buckets().components
+    components = accountant.privacy_accountant().components
     assert [c.times for c in components] == [3, 2, 1]
     assert [(c.mechanism.sigma, c.mechanism.sampling_rate) for c in components] == [
         (1.0, 0.1),
@@ -49,7 +51,7 @@ def test_history_merges_repeated_steps_like_opacus_rdp():
 
 @pytest.mark.parametrize("truncation", ["renormalised", "clamped"])
 def test_get_epsilon_is_the_certified_upper_bound_of_the_same_composition(truncation):
-    accountant = TruncatedAccountant(cut=6.0, truncation=truncation, accuracy=1e-3)
+    accountant = TruncatedAccountant(cut=6.0, truncation=truncation, accuracy=1e-3, dimension=1)
     for _ in range(5):
         accountant.step(noise_multiplier=1.2, sample_rate=0.1)
     direct = (
@@ -70,7 +72,7 @@ def test_get_epsilon_is_the_certified_upper_bound_of_the_same_composition(trunca
 
 
 def test_a_later_step_raises_epsilon():
-    accountant = TruncatedAccountant(accuracy=1e-3)
+    accountant = TruncatedAccountant(accuracy=1e-3, dimension=100)
     accountant.step(noise_multiplier=1.0, sample_rate=0.2)
     before = accountant.get_epsilon(1e-5)
     accountant.step(noise_multiplier=1.0, sample_rate=0.2)
@@ -78,15 +80,17 @@ def test_a_later_step_raises_epsilon():
 
 
 def test_state_dict_round_trip():
-    accountant = TruncatedAccountant(cut=5.0, truncation="clamped", accuracy=1e-3)
+    accountant = TruncatedAccountant(cut=5.0, truncation="clamped", accuracy=1e-3, dimension=1)
     for sigma in (1.0, 1.0, 1.5):
         accountant.step(noise_multiplier=sigma, sample_rate=0.1)
     state = accountant.state_dict()
     assert state["mechanism"] == "truncated"
     assert state["history"] == [(1.0, 0.1, 2), (1.5, 0.1, 1)]
     assert state["settings"] == {"cut": 5.0, "truncation": "clamped"}
+    assert state["dimension"] == 1
     loaded = TruncatedAccountant(cut=5.0, truncation="clamped", accuracy=1e-3)
     loaded.load_state_dict(state)
+    assert loaded.dimension == 1
     assert loaded.history == accountant.history and len(loaded) == 3
     assert loaded.get_epsilon(1e-5) == accountant.get_epsilon(1e-5)
     loaded.step(noise_multiplier=1.5, sample_rate=0.1)  # continues the last entry
@@ -105,7 +109,7 @@ def test_a_refused_state_leaves_the_accountant_unchanged():
 
 def test_a_state_of_other_settings_is_refused():
     state = TruncatedAccountant(cut=3.0).state_dict()
-    with pytest.raises(InvalidInputError, match=r"cut 3 sigma, renormalised.*cut 8 sigma"):
+    with pytest.raises(InvalidInputError, match=r"cut 3 sigma, renormalised.*cut 10 sigma"):
         TruncatedAccountant().load_state_dict(state)
     # "resampled" is another name of the same law: accepted
     state = TruncatedAccountant(truncation="resampled").state_dict()
@@ -113,8 +117,13 @@ def test_a_state_of_other_settings_is_refused():
 
 
 def test_the_hook_refuses_an_optimizer_adding_other_noise():
+    class Coordinates:
+        def numel(self):
+            return 3
+
     class Plain:  # what Opacus's own DPOptimizer looks like to the hook
         noise_multiplier, accumulated_iterations = 1.0, 1
+        params = (Coordinates(), Coordinates())
 
     accountant = TruncatedAccountant()
     hook = accountant.get_optimizer_hook_fn(sample_rate=0.1)
@@ -124,7 +133,7 @@ def test_the_hook_refuses_an_optimizer_adding_other_noise():
     class Other(Plain):
         truncation_settings = TruncationSettings(cut=3.0)
 
-    with pytest.raises(InvalidInputError, match="optimizer must add noise with cut 8 sigma"):
+    with pytest.raises(InvalidInputError, match="optimizer must add noise with cut 10 sigma"):
         hook(Other())
     assert accountant.history == []
 
@@ -132,31 +141,57 @@ def test_the_hook_refuses_an_optimizer_adding_other_noise():
         truncation_settings = TruncationSettings(truncation="resampled")
 
     hook(Same())
-    assert accountant.history == [(1.0, 0.1, 1)]
+    assert accountant.history == [(1.0, 0.1, 1)] and accountant.dimension == 6
+
+    class Bigger(Same):
+        params = (Coordinates(),) * 3
+
+    with pytest.raises(InvalidInputError, match="dimension must stay 6"):
+        hook(Bigger())
 
 
 def test_assigning_or_editing_history_is_accounted():
     """Opacus's ``get_noise_multiplier`` assigns ``accountant.history`` directly."""
-    stepped = TruncatedAccountant(accuracy=1e-3)
+    stepped = TruncatedAccountant(accuracy=1e-3, dimension=1)
     stepped.step(noise_multiplier=1.0, sample_rate=0.1, steps=4)
-    assigned = TruncatedAccountant(accuracy=1e-3)
+    assigned = TruncatedAccountant(accuracy=1e-3, dimension=1)
     assigned.history = [(1.0, 0.1, 4)]
     assert len(assigned) == 4
     assert assigned.get_epsilon(1e-5) == stepped.get_epsilon(1e-5) > 0.0
     assigned.history.append((1.0, 0.1, 4))  # in place: accounted at the next query
-    assert assigned.privacy_buckets().releases == 8
+    assert assigned.privacy_accountant().releases == 8
     assert assigned.get_epsilon(1e-5) > stepped.get_epsilon(1e-5)
     with pytest.raises(InvalidInputError, match=r"history\[0\] sample_rate must lie in"):
         assigned.history = [(1.0, 1.5, 4)]
     assert assigned.history == [(1.0, 0.1, 4), (1.0, 0.1, 4)]
 
 
-def test_opacus_noise_search_finds_a_certified_noise_multiplier():
+def test_opacus_noise_search_is_refused_without_the_dimension():
+    """Opacus's ``get_noise_multiplier`` builds the accountant without a model, so the
+    number of noised coordinates is unknown: refused (make_private_truncated_with_epsilon
+    calibrates with the optimiser's coordinates instead)."""
     from opacus.accountants.utils import get_noise_multiplier
 
-    sigma = get_noise_multiplier(
-        target_epsilon=2.0, target_delta=1e-5, sample_rate=0.25, steps=8, accountant="truncated"
-    )
-    accountant = TruncatedAccountant()
-    accountant.step(noise_multiplier=sigma, sample_rate=0.25, steps=8)
-    assert 1.98 < accountant.get_epsilon(1e-5) <= 2.0
+    with pytest.raises(InvalidInputError, match="dimension is unknown"):
+        get_noise_multiplier(
+            target_epsilon=2.0, target_delta=1e-5, sample_rate=0.25, steps=8, accountant="truncated"
+        )
+
+
+def test_many_coordinates_are_bounded_by_the_dpsgd_accountant():
+    accountant = TruncatedAccountant(cut=7.0, accuracy=1e-3, dimension=1000)
+    accountant.step(noise_multiplier=1.2, sample_rate=0.1, steps=5)
+    step = SubsampledTruncatedGaussian(sigma=1.2, sampling_rate=0.1, cut=7.0)
+    direct = DPSGDAccountant(dimension=1000, accuracy=1e-3).compose(step, 5).epsilon(1e-5)
+    one = PrivacyBuckets(accuracy=1e-3).compose(step, 5).epsilon(1e-5)
+    assert accountant.get_epsilon(1e-5) == direct.upper > one.upper
+    assert accountant.epsilon_bounds(1e-5).lower == one.lower
+
+
+def test_a_state_of_another_dimension_is_refused():
+    state = TruncatedAccountant(dimension=10).state_dict()
+    with pytest.raises(InvalidInputError, match=r"state_dict\['dimension'\] must be 20"):
+        TruncatedAccountant(dimension=20).load_state_dict(state)
+    state.pop("dimension")
+    with pytest.raises(InvalidInputError, match="lacks the key 'dimension'"):
+        TruncatedAccountant().load_state_dict(state)

@@ -12,9 +12,9 @@ from opacus import PrivacyEngine
 from opacus.data_loader import DPDataLoader
 from scipy import stats
 
-from accountant import InvalidInputError, PrivacyBuckets, SubsampledTruncatedGaussian
+from accountant import InvalidInputError, SubsampledTruncatedGaussian
+from accountant.dpsgd import DPSGDAccountant
 from optimizers.opacus import (
-    DimensionWarning,
     TruncatedDPOptimizer,
     make_private_truncated,
     make_private_truncated_with_epsilon,
@@ -51,8 +51,10 @@ def test_reported_epsilon_is_the_certified_upper_bound():
     assert isinstance(optimizer, TruncatedDPOptimizer) and isinstance(data, DPDataLoader)
     grads = train(model, optimizer, data, epochs=2)
     assert len(grads) == 8 and engine.accountant.history == [(1.1, 0.25, 8)]
-    direct = PrivacyBuckets().compose(
-        SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.25, cut=8.0), times=8
+    coordinates = sum(p.numel() for p in model.parameters())
+    assert engine.accountant.dimension == coordinates > 1
+    direct = DPSGDAccountant(dimension=coordinates).compose(
+        SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.25, cut=10.0), times=8
     )
     assert engine.get_epsilon(1e-5) == direct.epsilon(1e-5).upper
     bounds = engine.accountant.epsilon_bounds(1e-5)
@@ -108,20 +110,6 @@ def test_a_mismatched_cut_is_refused():
     assert optimizer.truncation_settings is engine.accountant.settings
 
 
-def test_more_than_one_coordinate_is_warned_about():
-    engine = quietly(PrivacyEngine, accountant="truncated")
-    model, optimizer = model_and_optimizer()
-    with pytest.warns(DimensionWarning, match="noises 10 coordinates per step"):
-        make_private_truncated(
-            engine,
-            module=model,
-            optimizer=optimizer,
-            data_loader=loader(),
-            noise_multiplier=1.0,
-            max_grad_norm=1.0,
-        )
-
-
 def test_calibrated_noise_meets_the_target_certified():
     engine = quietly(truncated_privacy_engine, cut=6.0, accuracy=1e-3)
     model, optimizer = model_and_optimizer()
@@ -143,18 +131,19 @@ def test_calibrated_noise_meets_the_target_certified():
     assert calibration.sigma_low is not None and calibration.sigma_low_delta_lower > 1e-5
     train(model, optimizer, data, epochs=2)
     assert len(engine.accountant) == 8
-    assert engine.accountant.privacy_buckets().delta(3.0).upper <= 1e-5
+    assert engine.accountant.privacy_accountant().delta(3.0).upper <= 1e-5
+    assert calibration.dimension == engine.accountant.dimension
     assert engine.get_epsilon(1e-5) <= 3.0
 
 
 def test_checkpoint_round_trip_through_the_privacy_engine(tmp_path):
-    engine = quietly(truncated_privacy_engine, cut=6.0, truncation="clamped", accuracy=1e-3)
+    engine = quietly(truncated_privacy_engine, cut=8.0, truncation="clamped", accuracy=1e-3)
     model, optimizer, data = _private(engine)
     train(model, optimizer, data)
     path = tmp_path / "checkpoint.pt"
     engine.save_checkpoint(path=path, module=model, optimizer=optimizer)
 
-    restored = quietly(truncated_privacy_engine, cut=6.0, truncation="clamped", accuracy=1e-3)
+    restored = quietly(truncated_privacy_engine, cut=8.0, truncation="clamped", accuracy=1e-3)
     model2, optimizer2, _ = _private(restored, seed=5)
     restored.load_checkpoint(path=path, module=model2, optimizer=optimizer2)
     assert restored.accountant.history == engine.accountant.history == [(1.0, 0.25, 4)]
@@ -162,6 +151,6 @@ def test_checkpoint_round_trip_through_the_privacy_engine(tmp_path):
 
     other = quietly(truncated_privacy_engine, cut=6.0)  # renormalised: other noise
     model3, optimizer3, _ = _private(other, seed=6)
-    with pytest.raises(InvalidInputError, match="cut 6 sigma, clamped, but this accountant"):
+    with pytest.raises(InvalidInputError, match="cut 8 sigma, clamped, but this accountant"):
         other.load_checkpoint(path=path, module=model3, optimizer=optimizer3)
     assert other.accountant.history == []

@@ -1,0 +1,120 @@
+"""DPSGDAccountant: certified on many coordinates, identical to PrivacyBuckets on one.
+
+Brute force: a two-coordinate step whose clipped gradient is spread over both axes
+(``v = (1, 1) / sqrt(2)``), its delta(eps) integrated on a fine product grid. That
+delta is above the one-dimensional pair's certified upper bound (the gap this
+accountant closes) and below DPSGDAccountant(dimension=2)'s."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from accountant import (
+    InfeasibleTargetError,
+    InvalidInputError,
+    PrivacyBuckets,
+    SubsampledTruncatedGaussian,
+)
+from accountant.dpsgd import DPSGDAccountant
+
+SIGMA, CUT = 1.0, 2.0
+
+
+def _two_coordinate_delta(eps: float, shift: tuple[float, float], q: float) -> float:
+    """max over directions of the integral of (a - e^eps b)_+ on a 2401^2 midpoint grid."""
+    r = CUT * SIGMA
+    x = np.linspace(-r, r + max(shift), 2401)
+    h = x[1] - x[0]
+    z = norm.cdf(CUT) - norm.cdf(-CUT)
+
+    def density(s: float) -> np.ndarray:
+        y = x - s
+        return np.where(np.abs(y) <= r, norm.pdf(y / SIGMA) / (SIGMA * z), 0.0)
+
+    a = np.outer(density(0.0), density(0.0))
+    b = (1 - q) * a + q * np.outer(density(shift[0]), density(shift[1]))
+    return max(
+        float(np.maximum(a - math.exp(eps) * b, 0.0).sum() * h * h),
+        float(np.maximum(b - math.exp(eps) * a, 0.0).sum() * h * h),
+    )
+
+
+@pytest.mark.parametrize("q", [1.0, 0.5])
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_a_spread_gradient_is_bounded_where_the_one_dimensional_pair_is_not(q, eps):
+    step = SubsampledTruncatedGaussian(sigma=SIGMA, sampling_rate=q, cut=CUT)
+    spread = _two_coordinate_delta(eps, (1 / math.sqrt(2),) * 2, q)
+    on_axis = _two_coordinate_delta(eps, (1.0, 0.0), q)
+    one = PrivacyBuckets(accuracy=1e-4).compose(step).delta(eps)
+    two = DPSGDAccountant(dimension=2).compose(step).delta(eps)
+    # the grid integral is good to about 1e-3 relative (the cut falls between points)
+    assert one.lower <= on_axis * 1.01 and on_axis <= one.upper * 1.01
+    assert spread > one.upper * 1.02  # the one-dimensional certificate undercuts d = 2
+    assert two.lower <= spread and spread * 1.01 <= two.upper
+
+
+def test_one_dimension_is_privacy_buckets_on_the_truncated_pair():
+    step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.02, cut=6.0)
+    ours = DPSGDAccountant(dimension=1, accuracy=1e-3).compose(step, 50)
+    theirs = PrivacyBuckets(accuracy=1e-3).compose(step, 50)
+    assert ours.delta(1.0).upper == theirs.delta(1.0).upper
+    assert ours.epsilon(1e-5).upper == theirs.epsilon(1e-5).upper
+
+
+def test_more_coordinates_widen_only_the_upper_bound():
+    step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.01, cut=6.0)
+    bounds = [
+        DPSGDAccountant(dimension=d, accuracy=1e-3).compose(step, 100).delta(np.array([0.5, 1.0]))
+        for d in (2, 10**3, 10**6)
+    ]
+    for earlier, later in itertools.pairwise(bounds):
+        assert np.array_equal(earlier.lower, later.lower)
+        assert np.all(earlier.upper < later.upper)
+    gaussian = PrivacyBuckets(accuracy=1e-3).compose(
+        SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.01, cut=math.inf), 100
+    )
+    assert np.all(bounds[0].upper >= gaussian.delta(np.array([0.5, 1.0])).upper)
+
+
+def test_epsilon_is_certified_by_the_delta_bound_and_brackets_the_truth():
+    step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.05, cut=8.0)
+    accountant = DPSGDAccountant(dimension=10**4, accuracy=1e-3).compose(step, 200)
+    found = accountant.epsilon(1e-5)
+    assert found.lower <= found.upper
+    assert accountant.delta(found.upper).upper <= 1e-5
+    assert accountant.delta(found.lower * 0.99).lower > 1e-5 or found.lower == 0.0
+    many = accountant.epsilon(np.array([1e-5, 1e-4]))
+    assert many.upper[0] == found.upper and many.upper[1] < found.upper
+
+
+def test_a_cut_too_close_for_the_coordinates_is_refused_not_guessed():
+    step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.01, cut=8.0)
+    accountant = DPSGDAccountant(dimension=10**6).compose(step, 1000)
+    assert accountant.escape_probability > 1e-6
+    with pytest.raises(InfeasibleTargetError, match=r"delta=1e-05 cannot be certified"):
+        accountant.epsilon(1e-5)
+
+
+def test_pdp_and_mixed_truncations_are_refused_for_many_coordinates():
+    cut = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.1, cut=5.0)
+    clamped = SubsampledTruncatedGaussian(
+        sigma=1.0, sampling_rate=0.1, cut=5.0, truncation="clamped"
+    )
+    accountant = DPSGDAccountant(dimension=3).compose(cut)
+    with pytest.raises(InvalidInputError, match="delta_pdp is certified only for dimension=1"):
+        accountant.delta_pdp(1.0)
+    with pytest.raises(InvalidInputError, match="one truncation"):
+        accountant.compose(clamped)
+
+
+def test_history_and_state_round_trip():
+    step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.004, cut=8.0)
+    accountant = DPSGDAccountant(dimension=1000).compose(step, 10)
+    assert accountant.history.startswith("10 x ")
+    rebuilt = DPSGDAccountant.from_state_dict(accountant.state_dict())
+    assert rebuilt.delta(1.0).upper == accountant.delta(1.0).upper
