@@ -26,6 +26,7 @@ import attrs
 
 from accountant.buckets.engine import PrivacyBuckets
 from accountant.composition import STATE_VERSION
+from accountant.dpsgd.accountant import DPSGDAccountant
 from accountant.errors import InvalidInputError
 from accountant.moments.extended_ma import ExtendedMA
 from accountant.storage import mechanism_types  # noqa: F401  (registers the types)
@@ -49,7 +50,11 @@ FORMAT_NAME = "truncated-noise-accountant/saved-accountant"
 #: The version of the file layout written; raised whenever a field changes meaning.
 FORMAT_VERSION = 1
 #: The accountant classes that can be saved, by the ``"kind"`` written.
-ACCOUNTANT_KINDS: dict[str, type] = {"ExtendedMA": ExtendedMA, "PrivacyBuckets": PrivacyBuckets}
+ACCOUNTANT_KINDS: dict[str, type] = {
+    "DPSGDAccountant": DPSGDAccountant,
+    "ExtendedMA": ExtendedMA,
+    "PrivacyBuckets": PrivacyBuckets,
+}
 
 
 @attrs.frozen
@@ -72,7 +77,8 @@ def _kind_of(accountant: Any) -> str:
 
 
 def save_accountant(accountant: Any, path: Any) -> SavedAccountant:
-    """Save ``accountant`` (a :class:`~accountant.PrivacyBuckets` or an
+    """Save ``accountant`` (a :class:`~accountant.PrivacyBuckets`, a
+    :class:`~accountant.DPSGDAccountant` or an
     :class:`~accountant.ExtendedMA`, composed or not) to the JSON file ``path`` and its
     array sidecar (``model.json`` -> ``model.npz``).
 

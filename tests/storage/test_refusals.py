@@ -147,7 +147,10 @@ def test_a_path_that_is_not_a_path(path, tmp_path):
 
 @pytest.mark.parametrize("accountant", ["ExtendedMA", ExtendedMA, small_pair(), None])
 def test_an_accountant_that_is_not_an_accountant(accountant, tmp_path):
-    with pytest.raises(InvalidInputError, match="accountant must be one of ExtendedMA, "):
+    with pytest.raises(
+        InvalidInputError,
+        match="accountant must be one of DPSGDAccountant, ExtendedMA, PrivacyBuckets, got",
+    ):
         save_accountant(accountant, tmp_path / "a.json")
 
 

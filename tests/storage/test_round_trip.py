@@ -162,3 +162,15 @@ def test_random_small_grid_pairs_round_trip_bit_identically(tmp_path_factory, pa
         assert loaded.history == accountant.history
         assert identical(loaded.delta(eps), accountant.delta(eps))
         assert identical(loaded.delta_pdp(eps), accountant.delta_pdp(eps))
+
+
+def test_a_dpsgd_accountant_round_trips(tmp_path):
+    from accountant import DPSGDAccountant, SubsampledTruncatedGaussian
+
+    step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.01, cut=8.0)
+    accountant = DPSGDAccountant(dimension=1000, accuracy=1e-3).compose(step, 20)
+    save_accountant(accountant, tmp_path / "dpsgd.json")
+    loaded = load_accountant(tmp_path / "dpsgd.json")
+    assert isinstance(loaded, DPSGDAccountant) and loaded.dimension == 1000
+    assert loaded.history == accountant.history
+    assert loaded.delta(1.0).upper == accountant.delta(1.0).upper
