@@ -15,6 +15,7 @@ pair (SPEC section 2), exact to its accuracy. For ``dimension = d > 1``:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, ClassVar
 
 import attrs
@@ -23,7 +24,12 @@ import numpy as np
 from accountant.buckets import PrivacyBuckets
 from accountant.composition import Component, ComposedReleases
 from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability
-from accountant.errors import AccountantError, InfeasibleTargetError, InvalidInputError
+from accountant.errors import (
+    AccountantError,
+    CertificationWarning,
+    InfeasibleTargetError,
+    InvalidInputError,
+)
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 from accountant.results import Bounds, EpsilonBounds
 from accountant.validation import (
@@ -35,7 +41,6 @@ from accountant.validation import (
     check_positive_int,
     check_positive_real,
     check_target_delta,
-    shown,
 )
 
 __all__ = ["CutAndUncut", "DPSGDAccountant"]
@@ -156,10 +161,16 @@ class DPSGDAccountant(ComposedReleases):
         )
 
     def delta_pdp(self, epsilon: float | np.ndarray, direction: Direction = "max") -> Bounds:
-        """Certified PDP bounds (``dimension = 1`` only: the coupling bound is an ADP
-        statement, so for more coordinates PDP is refused rather than guessed)."""
-        self._one_dimension_only("delta_pdp")
-        return self.truncated.delta_pdp(epsilon, direction)
+        """Certified PDP bounds. For ``dimension > 1`` only the lower bound is informative
+        (the one-dimensional pair's; the coupling bound is an ADP statement): the upper
+        bound is the trivial 1, ``achieved_accuracy`` is 1 and a
+        :class:`~accountant.errors.CertificationWarning` says so."""
+        low = self.truncated.delta_pdp(epsilon, direction)
+        if self.dimension == 1:
+            return low
+        self._warn_pdp()
+        upper = 1.0 if np.ndim(epsilon) == 0 else np.ones_like(np.asarray(low.upper))
+        return attrs.evolve(low, upper=upper, achieved_accuracy=1.0)
 
     def epsilon(
         self, delta: float | np.ndarray, direction: Direction = "max", kind: Kind = "ADP"
@@ -170,7 +181,10 @@ class DPSGDAccountant(ComposedReleases):
         if self.dimension == 1:
             return self.truncated.epsilon(delta, direction, kind)
         if kind == "PDP":
-            self._one_dimension_only("epsilon(kind='PDP')")
+            low = self.truncated.epsilon(delta, direction, "PDP")
+            self._warn_pdp()
+            upper = math.inf if np.ndim(delta) == 0 else np.full(np.shape(low.upper), math.inf)
+            return attrs.evolve(low, upper=upper)
         direction = check_direction("direction", direction)
         if np.ndim(delta) != 0:
             parts = [self.epsilon(float(d), direction) for d in np.asarray(delta).ravel()]
@@ -221,9 +235,11 @@ class DPSGDAccountant(ComposedReleases):
             f"(tau={tau:.3g}); please report this with the accountant's history"
         )
 
-    def _one_dimension_only(self, what: str) -> None:
-        if self.dimension != 1:
-            raise InvalidInputError(
-                f"{what} is certified only for dimension=1, got dimension={shown(self.dimension)}"
-                " (the bound for many coordinates is an ADP statement; use delta or epsilon)"
-            )
+    def _warn_pdp(self) -> None:
+        warnings.warn(
+            f"PDP is certified only from below for dimension={self.dimension} (the "
+            "one-dimensional pair's lower bound; the coupling bound is an ADP statement): "
+            "the upper bound is the trivial one",
+            CertificationWarning,
+            stacklevel=3,
+        )

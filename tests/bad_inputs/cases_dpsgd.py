@@ -112,12 +112,6 @@ DPSGD_CASES = [
     ),
     *each(
         "DPSGDAccountant",
-        "delta_pdp",
-        lambda v: DPSGDAccountant(dimension=v).compose(VALID).delta_pdp(1.0),
-        [(3, "delta_pdp is certified only for dimension=1, got dimension=3")],
-    ),
-    *each(
-        "DPSGDAccountant",
         "delta",
         lambda v: DPSGDAccountant(dimension=2).compose(VALID).epsilon(v),
         [(0.0, "got 0.0"), (NAN, "got nan")],

@@ -15,6 +15,7 @@ import pytest
 from scipy.stats import norm
 
 from accountant import (
+    CertificationWarning,
     InfeasibleTargetError,
     InvalidInputError,
     PrivacyBuckets,
@@ -100,16 +101,26 @@ def test_a_cut_too_close_for_the_coordinates_is_refused_not_guessed():
         accountant.epsilon(1e-5)
 
 
-def test_pdp_and_mixed_truncations_are_refused_for_many_coordinates():
+def test_pdp_for_many_coordinates_is_certified_from_below_only_and_says_so():
+    step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.1, cut=5.0)
+    accountant = DPSGDAccountant(dimension=3).compose(step, 4)
+    one = PrivacyBuckets().compose(step, 4)
+    with pytest.warns(CertificationWarning, match="PDP is certified only from below"):
+        bounds = accountant.delta_pdp(np.array([0.5, 1.0]))
+    assert np.array_equal(bounds.lower, one.delta_pdp(np.array([0.5, 1.0])).lower)
+    assert np.all(bounds.upper == 1.0) and bounds.achieved_accuracy == 1.0
+    with pytest.warns(CertificationWarning, match="PDP is certified only from below"):
+        found = accountant.epsilon(1e-2, kind="PDP")
+    assert found.lower == one.epsilon(1e-2, kind="PDP").lower and found.upper == math.inf
+
+
+def test_mixed_truncations_are_refused():
     cut = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.1, cut=5.0)
     clamped = SubsampledTruncatedGaussian(
         sigma=1.0, sampling_rate=0.1, cut=5.0, truncation="clamped"
     )
-    accountant = DPSGDAccountant(dimension=3).compose(cut)
-    with pytest.raises(InvalidInputError, match="delta_pdp is certified only for dimension=1"):
-        accountant.delta_pdp(1.0)
     with pytest.raises(InvalidInputError, match="one truncation"):
-        accountant.compose(clamped)
+        DPSGDAccountant(dimension=3).compose(cut).compose(clamped)
 
 
 def test_history_and_state_round_trip():
