@@ -11,7 +11,10 @@ accountant can answer:
   components; omitted, with a note, when a component is a privacy-loss distribution,
   which the Extended MA does not take);
 * the certified PrivacyBuckets ADP and PDP brackets, from the saved accountant itself
-  (with its own settings) when it is a PrivacyBuckets accountant;
+  (with its own settings) when it is a PrivacyBuckets or a
+  :class:`~accountant.dpsgd.DPSGDAccountant` (a DP-SGD run, also from ``--run``); the
+  Extended MA rows of a DPSGDAccountant on more than one coordinate are omitted, since
+  they bound the one-dimensional pair only;
 * the distinguishing mass after all releases (from the Extended MA).
 
 Single-release rows (distinguishing mass and exact values of one release) are ``None``:
@@ -23,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from accountant.buckets import PrivacyBuckets
+from accountant.dpsgd import DPSGDAccountant
 from accountant.errors import InvalidInputError
 from accountant.moments.extended_ma import ExtendedMA
 from accountant.report.audit import (
@@ -53,21 +57,24 @@ def _extended_ma(accountant: Any, conversion: str) -> ExtendedMA:
 
 
 def audit_accountant(
-    accountant: PrivacyBuckets | ExtendedMA,
+    accountant: PrivacyBuckets | ExtendedMA | DPSGDAccountant,
     *,
     epsilon: float | None = 0.3,
     target_delta: float | None = None,
     direction: Direction = "max",
     path: str | None = None,
     progress: Progress | None = None,
+    origin: str = "saved",
 ) -> AuditReport:
-    """Audit a composed ``accountant`` (a PrivacyBuckets or an Extended MA, as saved):
-    delta at ``epsilon`` or the eps of ``target_delta`` after all of its releases, both
-    directions, reported in ``direction``. ``path`` (where it was loaded from) is only
-    reported. Refuses an accountant that composed nothing."""
-    if type(accountant) not in (PrivacyBuckets, ExtendedMA):
+    """Audit a composed ``accountant`` (a PrivacyBuckets, an Extended MA or a
+    DPSGDAccountant, as saved): delta at ``epsilon`` or the eps of ``target_delta`` after
+    all of its releases, both directions, reported in ``direction``. ``path`` (where it
+    was loaded from) and ``origin`` (``"saved"``, or ``"training run"`` for ``--run``)
+    are only reported. Refuses an accountant that composed nothing."""
+    if type(accountant) not in (PrivacyBuckets, ExtendedMA, DPSGDAccountant):
         raise InvalidInputError(
-            f"accountant must be a PrivacyBuckets or an ExtendedMA, got {shown(accountant)}"
+            "accountant must be a PrivacyBuckets, an ExtendedMA or a DPSGDAccountant, "
+            f"got {shown(accountant)}"
         )
     where = "" if path is None else f" ({path})"
     if not accountant.releases:
@@ -75,11 +82,15 @@ def audit_accountant(
             f"the accountant{where} composed nothing: there is nothing to audit"
         )
     query = audit_query(accountant.releases, epsilon, target_delta, direction)
-    is_buckets = isinstance(accountant, PrivacyBuckets)
+    is_buckets = isinstance(accountant, PrivacyBuckets | DPSGDAccountant)
     stages = _Stages(progress, 4 if is_buckets else 1)
     notes: list[str] = []
     stages(f"Extended MA, n = {query.compositions}")
     try:
+        if getattr(accountant, "dimension", 1) != 1:
+            raise InvalidInputError(
+                f"they bound the one-dimensional pair, not {accountant.dimension} coordinates"
+            )
         moments = {c: _extended_ma(accountant, c) for c in ("tight", "paper")}
     except InvalidInputError as exc:
         moments = None
@@ -107,10 +118,12 @@ def audit_accountant(
     )
     state = accountant.state_dict()
     source = SavedSource(path, state["kind"], state["settings"], accountant.history)
-    kind = "PrivacyBuckets" if is_buckets else "Extended MA"
+    kind = {"ExtendedMA": "Extended MA"}.get(state["kind"], state["kind"])
     mechanism = AuditMechanism(
         accountant.history,
-        f"saved {kind} accountant{where}: its history says what was composed",
+        f"{origin}{where}: {accountant.dimension} coordinates per step, composed in a {kind}"
+        if origin == "training run"
+        else f"{origin} {kind} accountant{where}: its history says what was composed",
         len(accountant.components),
         accountant=source,
     )

@@ -290,7 +290,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     check_saved_options(args, _COMPOSING)
-    settings = None if args.accountant is not None else _settings(args)
+    settings = None if args.accountant is not None or args.run is not None else _settings(args)
     if args.epsilon is not None:
         check_epsilons("--epsilon", check_finite_real("--epsilon", args.epsilon))
     if args.target_delta is not None:
@@ -301,10 +301,12 @@ def run_audit(args: argparse.Namespace) -> int:
         epsilon = DEFAULTS["epsilon"]
     query = {"epsilon": epsilon, "target_delta": args.target_delta, "direction": args.direction}
     if settings is None:
-        accountant = load_audited(args.accountant)
+        accountant, path, origin = load_audited(args)
         with warnings.catch_warnings(record=True) as caught, _progress(0) as progress:
             warnings.simplefilter("always", UserWarning)
-            report = audit_accountant(accountant, path=args.accountant, progress=progress, **query)
+            report = audit_accountant(
+                accountant, path=path, progress=progress, origin=origin, **query
+            )
         return _finish(args, report, caught, report.mechanism, accountant, started)
     q, sensitivity = settings["sampling_rate"], settings["sensitivity"]
     times = _compositions(args)

@@ -1,9 +1,11 @@
-"""``accountant audit --accountant PATH`` and ``accountant audit --save PATH``: audit a
-saved accountant, or save the accountant an audit composed.
+"""``accountant audit --accountant PATH``, ``--run PATH`` and ``--save PATH``: audit a
+saved accountant or a DP-SGD training run described in JSON
+(:mod:`accountant.report.run_file`), or save the accountant an audit composed.
 
-A saved accountant's file already says what was composed and how often, so every noise,
-mechanism and ``-n`` option given with ``--accountant`` is an error (nothing is silently
-ignored), as is ``--plot`` (it draws the curves of one noise's pairs).
+A saved accountant's file (or a run's) already says what was composed and how often, so
+every noise, mechanism and ``-n`` option given with ``--accountant`` or ``--run`` is an
+error (nothing is silently ignored), as is ``--plot`` (it draws the curves of one noise's
+pairs), and so is giving both.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ def add_saved_options(audit: argparse.ArgumentParser) -> None:
         "its file says what was composed, so no noise, mechanism or -n option is taken",
     )
     saved.add_argument(
+        "--run",
+        metavar="PATH",
+        help="audit the DP-SGD training run described in the JSON file PATH: "
+        '{"dimension": d, "cut": k, "truncation": ..., "segments": '
+        '[{"noise_multiplier": s, "sampling_rate": q, "steps": n}, ...]} '
+        "(a segment may also be Opacus's history entry [s, q, n])",
+    )
+    saved.add_argument(
         "--save",
         metavar="PATH",
         help="also save the audited accountant to PATH (JSON, with an .npz sidecar next to "
@@ -40,25 +50,36 @@ def check_saved_options(args: argparse.Namespace, composing: dict[str, str]) -> 
     that cannot be written."""
     if args.save is not None:
         check_output_path("--save", args.save)
-    if args.accountant is None:
+    if args.accountant is not None and args.run is not None:
+        raise InvalidInputError(
+            f"--run cannot be given with --accountant ({args.accountant!r}): audit one of them"
+        )
+    source = "--accountant" if args.accountant is not None else "--run"
+    path = args.accountant if args.accountant is not None else args.run
+    if path is None:
         return
     for dest, flag in composing.items():
         if getattr(args, dest) is not None:
             raise InvalidInputError(
-                f"{flag} cannot be given with --accountant: the saved accountant "
-                f"{args.accountant!r} already says what was composed"
+                f"{flag} cannot be given with {source}: the file {path!r} already says "
+                "what was composed"
             )
     if args.plot is not None:
         raise InvalidInputError(
-            "--plot does not apply to --accountant (it draws the curves of one noise's pairs)"
+            f"--plot does not apply to {source} (it draws the curves of one noise's pairs)"
         )
 
 
-def load_audited(path: str) -> Any:
-    """The accountant saved at ``path`` (refusals name the path)."""
+def load_audited(args: argparse.Namespace) -> tuple[Any, str, str]:
+    """The accountant ``--accountant`` or ``--run`` names, its path, and where it comes
+    from (``"saved"`` or ``"training run"``); refusals name the path."""
+    if args.run is not None:
+        from accountant.report.run_file import read_run, run_accountant
+
+        return run_accountant(read_run(args.run)), args.run, "training run"
     from accountant.storage import load_accountant
 
-    return load_accountant(path)
+    return load_accountant(args.accountant), args.accountant, "saved"
 
 
 def save_audited(path: str, accountant: Any) -> str:
