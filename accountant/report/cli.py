@@ -72,7 +72,7 @@ def _add_not_loaded(subparsers, name: str, entry_point: EntryPoint) -> None:
 
 
 def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
-    """The ``accountant`` parser with ``audit``, ``calibrate`` and the installed plugin
+    """The ``accountant`` parser with ``audit``, ``calibrate``, ``sample`` and the installed plugin
     subcommands.
 
     ``commands``: the plugin subcommands to import and register in full; the others are
@@ -82,6 +82,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     """
     from accountant.report.cli_audit import add_audit
     from accountant.report.cli_calibrate import add_calibrate
+    from accountant.report.cli_sample import add_sample
 
     parser = _Parser(
         prog="accountant",
@@ -91,6 +92,7 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     add_audit(subparsers)
     add_calibrate(subparsers)
+    add_sample(subparsers)
     for name, entry_point in _plugins().items():
         if commands is not None and name not in commands:
             _add_not_loaded(subparsers, name, entry_point)

@@ -20,6 +20,14 @@ from collections.abc import Iterator
 import attrs
 
 from accountant.errors import InvalidInputError
+from accountant.report.cli_noise import (
+    FAMILY_OPTIONS,
+    NOISE_DEFAULTS,
+    NOISE_OPTIONS,
+    add_noise_options,
+    build_noise,
+    noise_settings,
+)
 from accountant.report.cli_saved import (
     add_saved_options,
     check_saved_options,
@@ -38,25 +46,9 @@ from accountant.validation import (
 
 __all__ = ["DEFAULTS", "FAMILY_OPTIONS", "add_audit", "run_audit"]
 
-#: The options each ``--family`` uses (argparse ``dest`` names); any other noise option
-#: given with that family is an error.
-FAMILY_OPTIONS = {
-    "truncated-gaussian": ("sigma", "bound", "step"),
-    "truncated-laplace": ("scale", "bound", "step"),
-    "staircase": ("stair_epsilon", "gamma", "bound", "step"),
-    "uniform": ("bound", "step"),
-    "file": ("pmf_file", "step", "start"),
-}
-_NOISE_OPTIONS = ("sigma", "scale", "stair_epsilon", "gamma", "bound", "step", "pmf_file", "start")
-
 #: Documented defaults, applied when an option that the family uses is not given.
 DEFAULTS = {
-    "family": "truncated-gaussian",
-    "sigma": 100.0,
-    "scale": 100.0,
-    "stair_epsilon": 0.3,
-    "bound": 500.0,
-    "step": 0.5,
+    **NOISE_DEFAULTS,
     "epsilon": 0.3,
     "sensitivity": 1.0,
     "compositions": 128,
@@ -66,7 +58,7 @@ DEFAULTS = {
 #: ``--accountant``, whose file already says it.
 _COMPOSING = {
     dest: "-n/--compositions" if dest == "compositions" else "--" + dest.replace("_", "-")
-    for dest in ("family", *_NOISE_OPTIONS, "sensitivity", "sampling_rate", "compositions")
+    for dest in ("family", *NOISE_OPTIONS, "sensitivity", "sampling_rate", "compositions")
 }
 
 _DESCRIPTION = """\
@@ -84,10 +76,6 @@ of the first value, defaults to a grid centred on 0).
 """
 
 
-def _flag(dest: str) -> str:
-    return "--" + dest.replace("_", "-")
-
-
 def add_audit(subparsers) -> None:
     """Add the ``audit`` subcommand to the ``accountant`` parser."""
     audit = subparsers.add_parser(
@@ -96,35 +84,7 @@ def add_audit(subparsers) -> None:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    noise = audit.add_argument_group("noise")
-    noise.add_argument(
-        "--family",
-        choices=tuple(FAMILY_OPTIONS),
-        default=None,
-        help="noise family (default: truncated-gaussian)",
-    )
-    noise.add_argument("--sigma", type=float, help="Gaussian sigma (default: 100)")
-    noise.add_argument("--scale", type=float, help="Laplace scale b (default: 100)")
-    noise.add_argument(
-        "--stair-epsilon", type=float, help="staircase design epsilon (default: 0.3)"
-    )
-    noise.add_argument(
-        "--gamma", type=float, help="staircase gamma in [0, 1] (default: the optimal gamma)"
-    )
-    noise.add_argument(
-        "--bound", type=float, help="truncation bound r: noise on [-r, r] (default: 500)"
-    )
-    noise.add_argument(
-        "--step", type=float, help="grid step (default: 0.5; for a pmf file, its grid)"
-    )
-    noise.add_argument(
-        "--pmf-file", metavar="FILE", help="pmf of --family file (see above for the formats)"
-    )
-    noise.add_argument(
-        "--start",
-        type=float,
-        help="position of the first value of a pmf-only --pmf-file (default: centred on 0)",
-    )
+    add_noise_options(audit)
     mech = audit.add_argument_group("mechanism")
     mech.add_argument(
         "--sensitivity",
@@ -161,27 +121,7 @@ def add_audit(subparsers) -> None:
 def _settings(args: argparse.Namespace) -> dict:
     """The noise and mechanism settings, defaults applied; refuses every option that
     would be ignored and every bad value, naming the option."""
-    family = args.family or DEFAULTS["family"]
-    used = FAMILY_OPTIONS[family]
-    shown = f"--family {family}" + ("" if args.family else " (the default)")
-    for dest in _NOISE_OPTIONS:
-        if getattr(args, dest) is not None and dest not in used:
-            hint = "; add --family file" if dest == "pmf_file" else ""
-            raise InvalidInputError(
-                f"{_flag(dest)} does not apply to {shown}, which would ignore it{hint}"
-            )
-    if family == "file" and args.pmf_file is None:
-        raise InvalidInputError("--family file needs --pmf-file")
-    settings: dict = {"family": family}
-    for dest in used:
-        value = getattr(args, dest)
-        if value is None and family != "file":
-            value = DEFAULTS.get(dest)
-        if value is not None and dest in ("sigma", "scale", "stair_epsilon", "bound", "step"):
-            value = check_positive_real(_flag(dest), value)
-        elif value is not None and dest in ("gamma", "start"):
-            value = check_finite_real(_flag(dest), value)
-        settings[dest] = value
+    settings = noise_settings(args)
     sensitivity = DEFAULTS["sensitivity"] if args.sensitivity is None else args.sensitivity
     settings["sensitivity"] = check_positive_real("--sensitivity", sensitivity)
     if args.sampling_rate is not None:
@@ -209,35 +149,6 @@ def _check_outputs(args: argparse.Namespace) -> None:
             "--plot needs matplotlib; install the [plot] extra: "
             "pip install 'truncated-noise-accountant[plot]'"
         )
-
-
-def _noise(settings: dict):
-    """The noise distribution and its description."""
-    from accountant import noise
-
-    family = settings["family"]
-    if family == "file":
-        from accountant.report.pmf_file import read_pmf_file
-
-        return read_pmf_file(settings["pmf_file"], settings["step"], settings["start"])
-    grid = f"bound {settings['bound']:g}, step {settings['step']:g}"
-    if family == "truncated-gaussian":
-        s = settings["sigma"]
-        return noise.truncated_gaussian(s, settings["bound"], settings["step"]), (
-            f"truncated Gaussian (sigma {s:g}, {grid})"
-        )
-    if family == "truncated-laplace":
-        b = settings["scale"]
-        return noise.truncated_laplace(b, settings["bound"], settings["step"]), (
-            f"truncated Laplace (scale {b:g}, {grid})"
-        )
-    if family == "staircase":
-        e, gamma = settings["stair_epsilon"], settings["gamma"]
-        stair = noise.staircase(
-            settings["sensitivity"], e, settings["bound"], settings["step"], gamma
-        )
-        return stair, f"truncated staircase (eps {e:g}, {grid})"
-    return noise.uniform(settings["bound"], settings["step"]), f"uniform ({grid})"
 
 
 class _StageBar:
@@ -312,7 +223,7 @@ def run_audit(args: argparse.Namespace) -> int:
     times = _compositions(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
-        chosen, description = _noise(settings)
+        chosen, description = build_noise(settings)
         with _progress(1 if args.plot else 0) as progress:
             if q is not None:
                 pairs = WorstCasePair.subsampled(chosen, q, sensitivity)
