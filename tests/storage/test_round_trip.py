@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import attrs
 import numpy as np
 import pytest
@@ -9,8 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from accountant import (
+    CertificationWarning,
+    DPSGDAccountant,
     ExtendedMA,
     PrivacyBuckets,
+    SubsampledTruncatedGaussian,
     WorstCasePair,
     load_accountant,
     mechanisms,
@@ -164,9 +170,40 @@ def test_random_small_grid_pairs_round_trip_bit_identically(tmp_path_factory, pa
         assert identical(loaded.delta_pdp(eps), accountant.delta_pdp(eps))
 
 
-def test_a_dpsgd_accountant_round_trips(tmp_path):
-    from accountant import DPSGDAccountant, SubsampledTruncatedGaussian
+@settings(max_examples=6)
+@given(
+    segments=st.lists(
+        st.tuples(
+            st.floats(0.8, 3.0),
+            st.floats(0.01, 0.5),
+            st.sampled_from([6.0, 8.0, math.inf]),
+            st.integers(1, 8),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    dimension=st.integers(1, 10**6),
+    truncation=st.sampled_from(["renormalised", "clamped"]),
+)
+def test_random_dpsgd_runs_round_trip_bit_identically(
+    tmp_path_factory, segments, dimension, truncation
+):
+    accountant = DPSGDAccountant(dimension=dimension, accuracy=1e-2)
+    for sigma, rate, cut, steps in segments:
+        step = SubsampledTruncatedGaussian(
+            sigma=sigma, sampling_rate=rate, cut=cut, truncation=truncation
+        )
+        accountant = accountant.compose(step, steps)
+    loaded = round_trip(accountant, tmp_path_factory.mktemp("dpsgd"))
+    assert isinstance(loaded, DPSGDAccountant) and loaded.dimension == dimension
+    assert loaded.history == accountant.history
+    assert [c.mechanism for c in loaded.components] == [c.mechanism for c in accountant.components]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CertificationWarning)
+        assert identical(loaded.delta(2.0), accountant.delta(2.0))
 
+
+def test_a_dpsgd_accountant_round_trips(tmp_path):
     step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.01, cut=8.0)
     accountant = DPSGDAccountant(dimension=1000, accuracy=1e-3).compose(step, 20)
     save_accountant(accountant, tmp_path / "dpsgd.json")
