@@ -26,6 +26,7 @@ from accountant.learning.calibration_results import CalibrationPoint, NoiseCalib
 from accountant.learning.certification import Certificate, certify
 from accountant.learning.divergence import kl_divergence
 from accountant.learning.gaussian_baseline import GaussianBaseline, best_truncated_gaussian
+from accountant.learning.laplace_baseline import LaplaceBaseline, best_truncated_laplace
 from accountant.learning.smooth_loss import SmoothDelta, smooth_bucket_delta
 from accountant.learning.training_losses import NoiseBound, noise_bound
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
@@ -66,6 +67,7 @@ __all__ = [
     "GaussianBaseline",
     "InfeasibleTargetError",
     "InvalidInputError",
+    "LaplaceBaseline",
     "LogMomentSource",
     "MomentsDelta",
     "MomentsGradient",
@@ -84,6 +86,7 @@ __all__ = [
     "__version__",
     "additive_shift_pairs",
     "best_truncated_gaussian",
+    "best_truncated_laplace",
     "calibrate_noise_multiplier",
     "certify",
     "exact_delta",

@@ -8,11 +8,13 @@ from accountant import (
     AdditivePairMap,
     InfeasibleTargetError,
     SubsampledPairMap,
+    best_truncated_laplace,
     kl_divergence,
     noise,
     pair_map,
 )
 from tests.bad_inputs.catalogue import (
+    _BTG_ARGUMENTS,
     EPSILON,
     EPSILONS,
     FINITE,
@@ -47,6 +49,19 @@ BOUND_CASES = [
     ),
     *each("certify", "noise", lambda v: _certify(noise=v), [([0.5, 0.5], "got list")]),
     *each("certify", "pair_map", lambda v: _certify(pair_map=v), [(0.5, "got float")]),
+    # --- best_truncated_laplace (the same search as the Gaussian's, below) -----------------
+    *each(
+        "best_truncated_laplace",
+        "bound",
+        lambda v: best_truncated_laplace(**(_BTG_ARGUMENTS | {"bound": v})),
+        [(NAN, "got nan"), (2.2, "bound=2.2")],
+    ),
+    *each(
+        "best_truncated_laplace",
+        "target_delta",
+        lambda v: best_truncated_laplace(**(_BTG_ARGUMENTS | {"target_delta": v})),
+        TARGET_DELTA[:2],
+    ),
     # --- best_truncated_gaussian ----------------------------------------------------------
     *each(
         "best_truncated_gaussian",

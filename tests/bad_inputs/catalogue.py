@@ -136,16 +136,18 @@ def _certify(**changes):
     return certify(noise_value, mapping, **arguments)
 
 
+_BTG_ARGUMENTS = {
+    "bound": 2.0,
+    "step": 0.5,
+    "pair_map": PM,
+    "epsilon": 1.0,
+    "times": 2,
+    "target_delta": 0.3,
+}
+
+
 def _btg(**changes):
-    arguments = {
-        "bound": 2.0,
-        "step": 0.5,
-        "pair_map": PM,
-        "epsilon": 1.0,
-        "times": 2,
-        "target_delta": 0.3,
-    }
-    return best_truncated_gaussian(**(arguments | changes))
+    return best_truncated_gaussian(**(_BTG_ARGUMENTS | changes))
 
 
 def _noise_bound(**changes):

@@ -98,6 +98,7 @@ NO_USER_INPUT = {
     "EpsilonBounds": "result of PrivacyBuckets.epsilon",
     "Certificate": "result of certify",
     "GaussianBaseline": "result of best_truncated_gaussian",
+    "LaplaceBaseline": "result of best_truncated_laplace",
     "DirectionalBound": "result of ExtendedMA.delta_details",
     "MomentsDelta": "result of ExtendedMA.delta_details",
     "MomentsGradient": "result of ExtendedMA.delta_and_gradient",
