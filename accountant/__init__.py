@@ -28,6 +28,7 @@ from accountant.learning.divergence import kl_divergence
 from accountant.learning.gaussian_baseline import GaussianBaseline, best_truncated_gaussian
 from accountant.learning.laplace_baseline import LaplaceBaseline, best_truncated_laplace
 from accountant.learning.smooth_loss import SmoothDelta, smooth_bucket_delta
+from accountant.learning.staircase_baseline import StaircaseBaseline, best_truncated_staircase
 from accountant.learning.training_losses import NoiseBound, noise_bound
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 from accountant.moments.extended_ma import ExtendedMA
@@ -80,6 +81,7 @@ __all__ = [
     "PrivacyLossDistribution",
     "ShiftInvarianceWarning",
     "SmoothDelta",
+    "StaircaseBaseline",
     "SubsampledPairMap",
     "SubsampledTruncatedGaussian",
     "WorstCasePair",
@@ -87,6 +89,7 @@ __all__ = [
     "additive_shift_pairs",
     "best_truncated_gaussian",
     "best_truncated_laplace",
+    "best_truncated_staircase",
     "calibrate_noise_multiplier",
     "certify",
     "exact_delta",

@@ -9,6 +9,7 @@ from accountant import (
     InfeasibleTargetError,
     SubsampledPairMap,
     best_truncated_laplace,
+    best_truncated_staircase,
     kl_divergence,
     noise,
     pair_map,
@@ -60,6 +61,12 @@ BOUND_CASES = [
         "best_truncated_laplace",
         "target_delta",
         lambda v: best_truncated_laplace(**(_BTG_ARGUMENTS | {"target_delta": v})),
+        TARGET_DELTA[:2],
+    ),
+    *each(
+        "best_truncated_staircase",
+        "target_delta",
+        lambda v: best_truncated_staircase(**(_BTG_ARGUMENTS | {"target_delta": v})),
         TARGET_DELTA[:2],
     ),
     # --- best_truncated_gaussian ----------------------------------------------------------

@@ -99,6 +99,7 @@ NO_USER_INPUT = {
     "Certificate": "result of certify",
     "GaussianBaseline": "result of best_truncated_gaussian",
     "LaplaceBaseline": "result of best_truncated_laplace",
+    "StaircaseBaseline": "result of best_truncated_staircase",
     "DirectionalBound": "result of ExtendedMA.delta_details",
     "MomentsDelta": "result of ExtendedMA.delta_details",
     "MomentsGradient": "result of ExtendedMA.delta_and_gradient",

@@ -1,6 +1,7 @@
-"""The best truncated-Laplace baseline: the smallest feasible scale, found and certified,
-and beside the truncated Gaussian: under L1 at small n the Laplace shape is the stronger
-baseline (a learned noise must beat it, not only the Gaussian)."""
+"""The best truncated-Laplace and truncated-staircase baselines: the smallest feasible
+scale, found and certified, and beside the truncated Gaussian: under L1 at one release
+the staircase, then the Laplace, are the stronger baselines (a learned noise must beat
+them, not only the Gaussian)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from accountant import (
     CertificationWarning,
     InfeasibleTargetError,
     LaplaceBaseline,
+    StaircaseBaseline,
     best_truncated_gaussian,
     best_truncated_laplace,
+    best_truncated_staircase,
     noise,
 )
 from accountant.learning.certification import certify
@@ -43,9 +46,14 @@ def test_the_laplace_baseline_meets_the_target_and_a_smaller_scale_does_not(solv
     assert solved.utility == solved.certificate.utility("L1")
 
 
-def test_under_l1_the_laplace_baseline_is_at_least_as_good_as_the_gaussian(solved):
+def test_under_l1_at_one_release_staircase_beats_laplace_beats_gaussian(solved):
     gaussian = best_truncated_gaussian(**CASE)
-    assert solved.utility <= gaussian.utility
+    stair = best_truncated_staircase(**CASE)
+    assert isinstance(stair, StaircaseBaseline)
+    assert stair.certificate.delta_upper <= CASE["target_delta"]
+    expected = noise.staircase(STEP * ADDITIVE.steps, stair.design_epsilon, BOUND, STEP)
+    assert np.array_equal(stair.noise.pmf, expected.pmf)
+    assert stair.utility < solved.utility < gaussian.utility
 
 
 def test_an_unreachable_target_names_the_family_and_its_scale():
