@@ -19,11 +19,16 @@ import attrs
 import numpy as np
 import scipy.sparse as sparse
 
-from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
+from accountant.errors import (
+    CertificationWarning,
+    InfeasibleTargetError,
+    InvalidInputError,
+    ShiftInvarianceWarning,
+)
 from accountant.noise import NoiseDistribution
 from accountant.noise.families import symmetric_grid
 from accountant.pairs.pld import exact_delta
-from accountant.pairs.worst_case import WorstCasePair
+from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
 from accountant.validation import check_finite_real, check_nonnegative_real, check_positive_real
 
 __all__ = ["OptimalNoise", "optimal_noise"]
@@ -37,7 +42,9 @@ TARGET_SLACK = 1e-6
 
 @attrs.frozen(eq=False)
 class OptimalNoise:
-    """The LP optimum: the noise, its utility loss and its exact single-release delta."""
+    """The LP optimum: the noise, its utility loss and its exact single-release delta (the
+    largest over the shifts enforced: every shift up to the sensitivity if
+    ``all_shifts``, else the full one)."""
 
     noise: NoiseDistribution
     utility: float
@@ -45,6 +52,7 @@ class OptimalNoise:
     delta: float
     epsilon: float
     sensitivity: float
+    all_shifts: bool = False
 
 
 def _direction_rows(size: int, steps: int, scale: float, reverse: bool) -> sparse.csr_matrix:
@@ -66,9 +74,16 @@ def optimal_noise(
     utility: str = "L1",
     symmetric: bool = True,
     monotone: bool = True,
+    all_shifts: bool = False,
 ) -> OptimalNoise:
     """Minimise the utility loss over noise on ``[-bound, bound]`` whose exact single-release
-    ADP delta at ``epsilon`` is at most ``delta`` in both directions."""
+    ADP delta at ``epsilon`` is at most ``delta`` in both directions, for the shift by the
+    sensitivity, or with ``all_shifts`` for every shift by 1 to ``sensitivity / step`` grid
+    steps (what a query of sensitivity ``sensitivity`` can move by). For symmetric monotone
+    noise the full shift is the worst and ``all_shifts`` changes nothing; without
+    ``monotone`` a smaller shift may be worse, and ``all_shifts`` is what makes the
+    optimum private for every neighbouring input (``exact_delta`` of
+    :func:`~accountant.pairs.worst_case.additive_shift_pairs` is then checked)."""
     grid = symmetric_grid(bound, step)
     epsilon = check_nonnegative_real("epsilon", epsilon)
     if epsilon > MAX_EPSILON:
@@ -84,37 +99,46 @@ def optimal_noise(
     if utility not in ("L1", "L2"):
         raise InvalidInputError(f"utility must be 'L1' or 'L2', got {utility!r}")
     check_positive_real("sensitivity", sensitivity)
-    for name, flag in (("symmetric", symmetric), ("monotone", monotone)):
+    for name, flag in (
+        ("symmetric", symmetric),
+        ("monotone", monotone),
+        ("all_shifts", all_shifts),
+    ):
         if not isinstance(flag, bool | np.bool_):  # (not read as truthiness)
             raise InvalidInputError(f"{name} must be True or False, got {flag!r}")
     size = grid.size
     steps = NoiseDistribution(np.full(size, 1.0 / size), step, grid[0]).shift_steps(sensitivity)
-    outcomes = size + steps
+    shifts = range(1, steps + 1) if all_shifts else (steps,)
     scale = float(np.exp(epsilon))
-    # variables: p (size), t for A/B (outcomes), t for B/A (outcomes)
-    n_vars = size + 2 * outcomes
-    cost = np.concatenate([np.abs(grid) if utility == "L1" else grid**2, np.zeros(2 * outcomes)])
+    # variables: p (size), then per shift s the slacks t of A/B and of B/A (size + s each)
+    n_vars = size + 2 * sum(size + s for s in shifts)
+    cost = np.zeros(n_vars)
+    cost[:size] = np.abs(grid) if utility == "L1" else grid**2
     blocks, bounds_upper = [], []
-    for k, reverse in enumerate((False, True)):
-        slack = sparse.csr_matrix(
-            (
-                np.full(outcomes, -1.0),
-                (np.arange(outcomes), size + k * outcomes + np.arange(outcomes)),
-            ),
-            shape=(outcomes, n_vars),
-        )
-        rows = sparse.hstack(
-            [
-                _direction_rows(size, steps, scale, reverse),
-                sparse.csr_matrix((outcomes, 2 * outcomes)),
-            ]
-        )
-        blocks.append(rows + slack)  # A - e^eps B - t <= 0
-        bounds_upper.append(np.zeros(outcomes))
-        budget = np.zeros(n_vars)
-        budget[size + k * outcomes : size + (k + 1) * outcomes] = 1.0
-        blocks.append(sparse.csr_matrix(budget))  # sum t <= delta
-        bounds_upper.append(np.array([delta]))
+    first_slack = size
+    for shift in shifts:
+        outcomes = size + shift
+        for reverse in (False, True):
+            slack = sparse.csr_matrix(
+                (
+                    np.full(outcomes, -1.0),
+                    (np.arange(outcomes), first_slack + np.arange(outcomes)),
+                ),
+                shape=(outcomes, n_vars),
+            )
+            rows = sparse.hstack(
+                [
+                    _direction_rows(size, shift, scale, reverse),
+                    sparse.csr_matrix((outcomes, n_vars - size)),
+                ]
+            )
+            blocks.append(rows + slack)  # A - e^eps B - t <= 0
+            bounds_upper.append(np.zeros(outcomes))
+            budget = np.zeros(n_vars)
+            budget[first_slack : first_slack + outcomes] = 1.0
+            blocks.append(sparse.csr_matrix(budget))  # sum t <= delta
+            bounds_upper.append(np.array([delta]))
+            first_slack += outcomes
     if monotone:
         centre = size // 2
         rows, cols, vals = [], [], []
@@ -126,7 +150,7 @@ def optimal_noise(
             vals += [1.0, -1.0]
         blocks.append(sparse.csr_matrix((vals, (rows, cols)), shape=(size - 1, n_vars)))
         bounds_upper.append(np.zeros(size - 1))
-    equality = [np.concatenate([np.ones(size), np.zeros(2 * outcomes)])]
+    equality = [np.concatenate([np.ones(size), np.zeros(n_vars - size)])]
     equality_rhs = [1.0]
     if symmetric:
         for i in range(size // 2):
@@ -154,8 +178,8 @@ def optimal_noise(
     pmf = np.clip(result.x[:size], 0.0, None)
     pmf = pmf / pmf.sum()  # undo the solver's ~1e-9 feasibility tolerance, then re-check
     noise = NoiseDistribution(pmf, step, grid[0])
-    pair = WorstCasePair._additive(noise, steps)
-    achieved = float(exact_delta(pair, epsilon))
+    pairs = [WorstCasePair._additive(noise, shift) for shift in shifts]
+    achieved = float(exact_delta(pairs, epsilon))
     if achieved > delta * (1.0 + TARGET_SLACK):
         warnings.warn(
             f"the LP solution's exact delta {achieved:.6g} exceeds delta={delta!r} (solver "
@@ -163,6 +187,16 @@ def optimal_noise(
             CertificationWarning,
             stacklevel=2,
         )
+    if not (monotone or all_shifts) and steps > 1:
+        worst = float(exact_delta(additive_shift_pairs(noise, sensitivity), epsilon))
+        if worst > delta * (1.0 + TARGET_SLACK):
+            warnings.warn(
+                f"the optimum is not monotone, and a shift smaller than the sensitivity "
+                f"gives it delta {worst:.6g} > delta={delta!r}: it is private for the full "
+                "shift only; pass all_shifts=True for noise private for every shift",
+                ShiftInvarianceWarning,
+                stacklevel=2,
+            )
     return OptimalNoise(
         noise=noise,
         utility=noise.utility(utility),
@@ -170,4 +204,5 @@ def optimal_noise(
         delta=achieved,
         epsilon=epsilon,
         sensitivity=sensitivity,
+        all_shifts=all_shifts,
     )

@@ -262,6 +262,7 @@ BOUND_CASES = [
     *each("optimal.optimal_noise", "utility", lambda v: _optimal(utility=v), [("L3", "'L3'")]),
     *each("optimal.optimal_noise", "symmetric", lambda v: _optimal(symmetric=v), [("y", "'y'")]),
     *each("optimal.optimal_noise", "monotone", lambda v: _optimal(monotone=v), [(None, "None")]),
+    *each("optimal.optimal_noise", "all_shifts", lambda v: _optimal(all_shifts=v), [(1, "got 1")]),
     case(
         "optimal.optimal_noise",
         "delta",

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accountant import InfeasibleTargetError, WorstCasePair, exact_delta, noise
+from accountant import (
+    InfeasibleTargetError,
+    ShiftInvarianceWarning,
+    WorstCasePair,
+    additive_shift_pairs,
+    exact_delta,
+    noise,
+)
 from accountant.learning.optimal import optimal_noise
 
 
@@ -68,3 +75,36 @@ def test_a_solution_at_the_target_does_not_warn():
         warnings.simplefilter("error", CertificationWarning)
         result = optimal_noise(bound=4.0, step=0.5, epsilon=1.0, delta=0.1)
     assert result.delta <= 0.1 * (1 + 1e-6)
+
+
+# -- every shift: non-monotone optima (issue 16) ---------------------------------------
+
+
+def test_all_shifts_orders_the_three_optima_and_certifies_every_shift():
+    """Symmetric noise on [-3, 3], step 0.1, sensitivity 1 (10 steps), eps 0.3: the
+    monotone optimum is feasible for every shift, so the all-shift non-monotone optimum
+    is at most as costly; enforcing only the full shift is cheaper still, and not private
+    for the smaller shifts (which warns)."""
+    arguments = {"bound": 3.0, "step": 0.1, "epsilon": 0.3, "delta": 0.2}
+    monotone = optimal_noise(**arguments)
+    every = optimal_noise(**arguments, monotone=False, all_shifts=True)
+    with pytest.warns(ShiftInvarianceWarning, match="private for the full shift only"):
+        full_only = optimal_noise(**arguments, monotone=False)
+    assert full_only.utility < every.utility < monotone.utility
+    assert every.all_shifts and not full_only.all_shifts
+    pairs = additive_shift_pairs(every.noise, 1.0)
+    assert exact_delta(pairs, 0.3) <= 0.2 * (1 + 1e-6)
+    assert exact_delta(additive_shift_pairs(full_only.noise, 1.0), 0.3) > 0.2 * (1 + 1e-6)
+    # for monotone noise the full shift is the worst: all_shifts changes nothing
+    again = optimal_noise(**arguments, all_shifts=True)
+    assert again.utility == pytest.approx(monotone.utility, rel=1e-7)
+
+
+def test_the_paper_setting_non_monotone_gain():
+    """[-5, 5], step 0.05, eps 0.3, delta 0.0503, every shift 1..20: a symmetric
+    non-monotone noise reaches U_L1 1.882936 against the monotone 1.883918."""
+    arguments = {"bound": 5.0, "step": 0.05, "epsilon": 0.3, "delta": 0.0503}
+    monotone = optimal_noise(**arguments)
+    every = optimal_noise(**arguments, monotone=False, all_shifts=True)
+    assert monotone.utility == pytest.approx(1.883918, abs=2e-6)
+    assert every.utility == pytest.approx(1.882936, abs=2e-6)
