@@ -5,6 +5,7 @@ both executors; bad arguments refused before any work."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 
 import attrs
@@ -15,10 +16,19 @@ pytest.importorskip("torch")  # the [torch] extra; CI installs it
 
 from accountant.errors import InvalidInputError
 from optimizers.learner import learn
+from optimizers.problem import Schedule
 from optimizers.sweep import SweepStore, run_sweep
 from tests.optimizers.sweep.conftest import tiny_spec
 
 pytestmark = pytest.mark.filterwarnings("ignore::optimizers.results.LearningWarning")
+
+#: One run whose noise collapses at its first epoch (NoiseCollapseError).
+COLLAPSING = tiny_spec(
+    epsilons=[0.5],
+    losses=["ADP"],
+    target_delta=None,
+    schedule=Schedule(epochs=30, learning_rate=10.0, utility_weight=1000.0),
+)
 
 
 def _files(store: SweepStore) -> dict[str, tuple[int, bytes]]:
@@ -111,6 +121,13 @@ def test_a_dask_local_cluster_gives_the_pool_s_results(pool_sweep, tmp_path):
         outcome = run_sweep(tiny_spec(), store, scheduler=client, progress=False)
         assert client.status == "running"  # a client it was given is left open
         again = run_sweep(tiny_spec(), store, scheduler=cluster.scheduler_address)
+        collapsing = run_sweep(COLLAPSING, store, scheduler=client, progress=False)
+    # A run that raises is reported, not stored; the store keeps the other runs.
+    (collapsed,) = COLLAPSING.tasks()
+    assert collapsing.failed[0][0] == collapsed.run_id and len(collapsing.failed) == 1
+    assert "NoiseCollapseError: the noise collapsed" in collapsing.failed[0][1]
+    assert not collapsing.complete and collapsing.results == () and collapsing.ran == ()
+    assert not store.is_finished(collapsed.run_id) and len(store.finished_ids()) == 4
     assert outcome.complete and again.ran == () and len(again.skipped) == 4
     pool = pool_sweep[1].results
     assert [r.run_id for r in outcome.results] == [r.run_id for r in pool]
@@ -161,3 +178,15 @@ def test_a_bad_spec_or_store_is_refused(spec, store, argument, shown, tmp_path):
     with pytest.raises(InvalidInputError) as info:
         run_sweep(tiny_spec() if spec is None else spec, store)
     assert argument in str(info.value) and shown in str(info.value)
+
+
+def test_the_package_and_its_command_import_without_dask():
+    code = (
+        "import sys; sys.modules['distributed'] = None; sys.modules['dask'] = None\n"
+        "import optimizers.sweep, optimizers.sweep.cli\n"
+        "from accountant.report.cli import main\n"
+        "sys.exit(main(['sweep', '--help']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "usage: accountant sweep" in result.stdout and "--scheduler" in result.stdout
