@@ -136,7 +136,11 @@ def _markdown(rows: list[dict], command: str) -> str:
         "utility loss at a certified delta no larger than the learned noise's. The columns",
         "are the learned noise's; *returned* says whether `learn` returns it or, when it",
         "does not beat the Gaussian, the Gaussian; *met* whether the returned noise's",
-        "certified delta meets the target.",
+        "certified delta meets the target. Against the truncated Laplace and staircase as",
+        "well (the stronger baselines under L1 at small n), see",
+        "[the strongest baselines](baselines.md) (`python benchmarks/stronger_baselines.py`).",
+        "Every run starts warm, from the best truncated Gaussian (`warm_start` in",
+        "`learning.json`), with one seed (0): single runs, not means over seeds.",
         "",
         "| run | n | target | certified delta | utility | Gaussian sigma | Gaussian delta "
         "| Gaussian utility | learned / Gaussian | learned / LP | KL(G \\|\\| learned) "
