@@ -81,7 +81,7 @@ def register(subparsers) -> None:
         "--target-delta",
         type=float,
         default=None,
-        help="certified delta to learn for (default: none, the paper's objective)",
+        help="certified delta to learn for; 0: none (default: none, the paper's objective)",
     )
     shared.add_argument(
         "--conversion", default=None, help="tight or paper, for --losses MA (default: tight)"

@@ -25,17 +25,20 @@ from typing import Any
 import attrs
 import numpy as np
 
-from accountant.errors import InvalidInputError
+from accountant.errors import CertificationWarning, InvalidInputError
 from accountant.validation import shown
 from optimizers.checkpoints import CheckpointError, load_checkpoint
 from optimizers.learner import learn
 from optimizers.problem import LearningProblem, Schedule
+from optimizers.results import LearningWarning
 
 __all__ = ["RunResult", "StoppedRun", "SweepTask", "run_task"]
 
 #: Bumped when what a run computes from the same parameters changes.
 TASK_VERSION = 1
 ID_DIGITS = 16
+#: The warnings of a run kept as its result's ``notes`` (others are passed on).
+NOTES = (LearningWarning, CertificationWarning)
 
 
 def _is(kind: type):
@@ -95,8 +98,11 @@ class RunResult:
     sigma, certified delta and utility (``None`` when there is none); ``epochs_run``,
     ``best_epoch``, ``training_seconds`` (the learner's, across resumes),
     ``wall_seconds`` (this task's last attempt, certification included),
-    ``resumed_from_epoch`` (0: started from scratch), ``notes`` (the learner's warnings)
-    and ``learned_pmf`` (the learned noise on the problem's grid)."""
+    ``resumed_from_epoch`` (0: started from scratch), ``notes`` (the run's
+    :class:`~optimizers.results.LearningWarning` and
+    :class:`~accountant.errors.CertificationWarning` messages) and ``learned_pmf`` (the
+    learned noise on the problem's grid). Compared by identity (it holds an array);
+    compare :meth:`summary` and ``learned_pmf`` instead."""
 
     task: SweepTask
     delta_certified: float
@@ -170,7 +176,8 @@ def run_task(task: SweepTask, checkpoint: str | None = None) -> RunResult | Stop
     if path is not None and resumed is None:
         path.unlink(missing_ok=True)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        for category in NOTES:
+            warnings.simplefilter("always", category)
         result = learn(
             task.problem,
             task.schedule,
@@ -180,7 +187,11 @@ def run_task(task: SweepTask, checkpoint: str | None = None) -> RunResult | Stop
         )
     if result.stopped_by is not None:
         return StoppedRun(task=task, stopped_by=result.stopped_by, epochs_run=result.epochs_run)
-    notes = dict.fromkeys(" ".join(str(w.message).split()) for w in caught)
+    notes = dict.fromkeys(
+        " ".join(str(w.message).split()) for w in caught if issubclass(w.category, NOTES)
+    )
+    for other in (w for w in caught if not issubclass(w.category, NOTES)):
+        warnings.warn_explicit(other.message, other.category, other.filename, other.lineno)
     baseline = result.baseline
     return RunResult(
         task=task,

@@ -37,6 +37,8 @@ def test_the_options_make_the_spec_of_the_api():
     assert spec == SweepSpec(
         **(TINY | {"losses": ["MA"]}), sampling_rates=[None, 0.5], seeds=[0, 2]
     )
+    # --target-delta 0, as for accountant learn: no target, the paper's objective.
+    assert _spec(_sweep_parser_args([*ARGS, "--target-delta", "0"])).target_delta is None
 
 
 @pytest.fixture(scope="module")
