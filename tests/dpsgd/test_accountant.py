@@ -93,6 +93,7 @@ def test_epsilon_is_certified_by_the_delta_bound_and_brackets_the_truth():
     assert many.upper[0] == found.upper and many.upper[1] < found.upper
 
 
+@pytest.mark.slow
 def test_a_cut_too_close_for_the_coordinates_is_refused_not_guessed():
     step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.01, cut=8.0)
     accountant = DPSGDAccountant(dimension=10**6).compose(step, 1000)
@@ -101,6 +102,7 @@ def test_a_cut_too_close_for_the_coordinates_is_refused_not_guessed():
         accountant.epsilon(1e-5)
 
 
+@pytest.mark.slow
 def test_pdp_for_many_coordinates_is_certified_from_below_only_and_says_so():
     step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.1, cut=5.0)
     accountant = DPSGDAccountant(dimension=3).compose(step, 4)

@@ -31,6 +31,7 @@ def test_w1_export_composed_by_dp_accounting_sits_in_our_bracket():
     assert ours.lower <= theirs <= ours.upper * 1.01
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_gaussian_event_and_truncated_event_bracket_dp_accountings_composition(eps):
     grid_noise = noise.truncated_gaussian(2.0, 10.0, 0.05)

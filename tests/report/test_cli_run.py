@@ -29,6 +29,7 @@ def _write(tmp_path, payload, name="run.json") -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_the_run_is_audited_with_the_certified_dpsgd_accountant(capsys, tmp_path):
     report = audit_json(capsys, "--run", _write(tmp_path, RUN), "--epsilon", "1")
     direct = (
@@ -54,6 +55,7 @@ def test_opacus_history_triples_are_the_same_run():
     assert run_accountant(parse_run(triples)).history == run_accountant(parse_run(objects)).history
 
 
+@pytest.mark.slow
 def test_one_coordinate_keeps_the_extended_ma_rows(capsys, tmp_path):
     run = {**RUN, "dimension": 1, "segments": [[1.1, 0.2, 5]]}
     report = audit_json(capsys, "--run", _write(tmp_path, run), "--epsilon", "1")
