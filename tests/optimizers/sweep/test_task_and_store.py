@@ -4,7 +4,11 @@ from one that is not its own); the store: atomic files, round trip, refusals."""
 from __future__ import annotations
 
 import json
+import os
 import pickle
+import signal
+import threading
+import time
 
 import attrs
 import numpy as np
@@ -16,7 +20,7 @@ from accountant import PrivacyBuckets
 from accountant.errors import InvalidInputError
 from accountant.noise import from_array
 from optimizers.learner import learn
-from optimizers.sweep import RunResult, SweepStore, run_task
+from optimizers.sweep import RunResult, StoppedRun, SweepStore, run_task
 from optimizers.sweep.store import FORMAT
 from tests.optimizers.sweep.conftest import tiny_spec
 
@@ -134,3 +138,31 @@ def test_a_file_is_not_a_store(tmp_path):
     path.write_text("x")
     with pytest.raises(InvalidInputError, match=r"store=.*file.* is not a directory"):
         SweepStore(path)
+
+
+def test_an_interrupted_run_is_stopped_not_a_result_and_continues(task, tmp_path):
+    """Ctrl-C in a worker: the learner stops at its next epoch and keeps its checkpoint;
+    the task says it stopped (nothing to store) and a later run continues from there."""
+    path = tmp_path / "run.pt"
+    long = attrs.evolve(task, schedule=attrs.evolve(task.schedule, epochs=100_000))
+
+    def interrupt_after_the_first_checkpoint() -> None:
+        deadline = time.monotonic() + 120
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=interrupt_after_the_first_checkpoint)
+    thread.start()
+    stopped = run_task(long, str(path))
+    thread.join()
+    assert isinstance(stopped, StoppedRun) and stopped.stopped_by == "SIGINT"
+    assert stopped.run_id == long.run_id
+    assert 10 <= stopped.epochs_run < 100_000  # the first checkpoint is at epoch 10
+    # The epochs may change on resuming: continue for five more.
+    epochs = stopped.epochs_run + 5
+    shorter = attrs.evolve(task, schedule=attrs.evolve(task.schedule, epochs=epochs))
+    resumed = run_task(shorter, str(path))
+    assert isinstance(resumed, RunResult)
+    assert resumed.resumed_from_epoch == stopped.epochs_run
+    assert resumed.epochs_run == stopped.epochs_run + 5
