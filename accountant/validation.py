@@ -31,6 +31,7 @@ __all__ = [
     "check_noise",
     "check_nonnegative_real",
     "check_one_direction",
+    "check_open_fraction",
     "check_pmf",
     "check_positive_int",
     "check_positive_real",
@@ -114,6 +115,14 @@ def check_probability(name: str, value: Any, *, allow_zero: bool = False) -> flo
     if not (low_ok and result <= 1.0):
         interval = "[0, 1]" if allow_zero else "(0, 1]"
         raise InvalidInputError(f"{name} must lie in {interval}, got {result!r}")
+    return result
+
+
+def check_open_fraction(name: str, value: Any) -> float:
+    """A real number in (0, 1): an accuracy, a tolerance."""
+    result = check_positive_real(name, value)
+    if result >= 1.0:
+        raise InvalidInputError(f"{name} must lie in (0, 1), got {result!r}")
     return result
 
 

@@ -38,8 +38,8 @@ from accountant.validation import (
     check_choice,
     check_direction,
     check_epsilons,
+    check_open_fraction,
     check_positive_int,
-    check_positive_real,
     check_target_delta,
 )
 
@@ -84,8 +84,7 @@ def _check_dimension(instance: Any, attribute: attrs.Attribute, value: Any) -> N
 
 
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if check_positive_real(attribute.name, value) >= 1.0:
-        raise InvalidInputError(f"{attribute.name} must lie in (0, 1), got {value!r}")
+    check_open_fraction(attribute.name, value)
 
 
 @attrs.frozen(eq=False)

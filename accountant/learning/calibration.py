@@ -48,6 +48,7 @@ from accountant.learning.calibration_search import CalibrationSearch, Calibratio
 from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS
 from accountant.validation import (
     check_choice,
+    check_open_fraction,
     check_positive_int,
     check_positive_real,
     check_probability,
@@ -80,13 +81,6 @@ def _check_dimension(value: Any, cut: Any) -> int:
     return check_positive_int("dimension", value)
 
 
-def _check_fraction(name: str, value: Any) -> float:
-    result = check_positive_real(name, value)
-    if result >= 1.0:
-        raise InvalidInputError(f"{name} must lie in (0, 1), got {result!r}")
-    return result
-
-
 def _settings(**kw: Any) -> CalibrationSettings:
     """Every argument checked, naming it and its value."""
     check_choice("truncation", kw["truncation"], TRUNCATIONS)
@@ -100,9 +94,9 @@ def _settings(**kw: Any) -> CalibrationSettings:
         dimension=_check_dimension(kw["dimension"], kw["cut"]),
         clip=check_positive_real("clip", kw["clip"]),
         truncation=kw["truncation"],
-        tolerance=_check_fraction("tolerance", kw["tolerance"]),
-        accuracy=None if accuracy is None else _check_fraction("accuracy", accuracy),
-        search_accuracy=_check_fraction("search_accuracy", kw["search_accuracy"]),
+        tolerance=check_open_fraction("tolerance", kw["tolerance"]),
+        accuracy=None if accuracy is None else check_open_fraction("accuracy", accuracy),
+        search_accuracy=check_open_fraction("search_accuracy", kw["search_accuracy"]),
         max_sigma=check_positive_real("max_sigma", kw["max_sigma"]),
         max_evaluations=check_positive_int("max_evaluations", kw["max_evaluations"]),
     )

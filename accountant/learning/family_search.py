@@ -42,6 +42,7 @@ from accountant.validation import (
     Kind,
     check_choice,
     check_nonnegative_real,
+    check_open_fraction,
     check_positive_int,
     check_positive_real,
     check_target_delta,
@@ -176,9 +177,7 @@ def best_member(
     target_delta = check_target_delta("target_delta", target_delta)
     check_choice("utility", utility, UTILITIES)
     kind = check_choice("kind", kind, KINDS)
-    rtol = check_positive_real("rtol", rtol)
-    if rtol >= 1.0:
-        raise InvalidInputError(f"rtol must lie in (0, 1), got {rtol!r}")
+    rtol = check_open_fraction("rtol", rtol)
     buckets = buckets_of(accuracy)
     low, high = step / 2.0, 10.0 * bound
     build(low, bound, step)  # validates that bound is a whole number of steps

@@ -37,6 +37,7 @@ from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS, SubsampledTruncatedGaussian
 from accountant.validation import (
     check_choice,
+    check_open_fraction,
     check_positive_int,
     check_positive_real,
     check_probability,
@@ -75,13 +76,6 @@ def _cut(name: str, value: Any) -> float:
     if value == "inf":
         return math.inf
     return check_positive_real(name, value)
-
-
-def _accuracy(value: Any) -> float:
-    accuracy = check_positive_real("accuracy", value)
-    if accuracy >= 1.0:
-        raise InvalidInputError(f"accuracy must lie in (0, 1), got {accuracy!r}")
-    return accuracy
 
 
 def _segment(index: int, entry: Any, cut: float) -> Segment:
@@ -129,7 +123,7 @@ def parse_run(payload: Any) -> TrainingRun:
             "truncation", payload.get("truncation", "renormalised"), TRUNCATIONS
         ),
         segments=tuple(_segment(i, entry, cut) for i, entry in enumerate(segments)),
-        accuracy=_accuracy(payload.get("accuracy", 1e-4)),
+        accuracy=check_open_fraction("accuracy", payload.get("accuracy", 1e-4)),
     )
 
 
