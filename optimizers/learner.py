@@ -118,9 +118,22 @@ def _warm_start_gaussian(problem: LearningProblem, schedule: Schedule) -> NoiseD
     return truncated_gaussian(problem.bound / 3.0, problem.bound, problem.step)
 
 
+#: Smallest ratio to the centre of a warm start's weights: ``ln(1e-250) = -575.6``, a rise
+#: the model's increments represent, while a Gaussian's tail on a wide grid underflows.
+WARM_START_FLOOR = 1e-250
+
+
+def _warm_start_pmf(noise: NoiseDistribution) -> np.ndarray:
+    """The warm start's pmf, weights below ``WARM_START_FLOOR`` times the largest raised
+    to it (only the model's starting point; what is certified is the learned noise)."""
+    weights = np.maximum(noise.pmf, WARM_START_FLOOR * float(noise.pmf.max()))
+    return weights / weights.sum()
+
+
 def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Module:
     if schedule.model == "increments" and schedule.warm_start == "gaussian":
-        return LogIncrementModel.from_pmf(_warm_start_gaussian(problem, schedule).pmf)
+        start = _warm_start_gaussian(problem, schedule)
+        return LogIncrementModel.from_pmf(_warm_start_pmf(start))
     return build_model(
         schedule.model,
         problem.half_size,

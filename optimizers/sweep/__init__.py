@@ -1,7 +1,7 @@
 """Sweeps of learning runs: a grid of problems, run in parallel, stored one file per run.
 
 >>> from optimizers.sweep import SweepSpec, run_sweep
->>> spec = SweepSpec(epsilons=[0.5, 1.0], times=[2], bound=4.0, step=0.25, target_delta=0.2)
+>>> spec = SweepSpec(epsilons=[0.5, 1.0], times=[2], bound=4.0, step=0.25, target_deltas=[0.2])
 >>> outcome = run_sweep(spec, "sweep-results")  # doctest: +SKIP
 >>> [r.delta_certified for r in outcome.results]  # doctest: +SKIP
 

@@ -19,9 +19,8 @@ from accountant.validation import (
     check_choice,
     check_positive_int,
     check_positive_real,
-    check_target_delta,
 )
-from optimizers.problem import EPOCHS, Schedule
+from optimizers.problem import EPOCHS, WARM_STARTS, Schedule
 from optimizers.sweep.executors import SweepOutcome, import_distributed, run_sweep
 from optimizers.sweep.spec import GRID_CHECKS, SweepSpec, grid_converter
 from optimizers.sweep.task import RunResult
@@ -46,10 +45,15 @@ LISTS = {
     "--times": ("times", int),
     "--utilities": ("utilities", str),
     "--losses": ("losses", str),
+    "--target-deltas": ("target_deltas", lambda t: None if float(t) == 0 else float(t)),
     "--sampling-rates": ("sampling_rates", lambda t: None if t == "additive" else float(t)),
     "--seeds": ("seeds", int),
 }
 ITEM_KINDS = {float: "numbers", int: "integers", str: "names"}
+SPECIAL_KINDS = {
+    "sampling_rates": "rates or 'additive'",
+    "target_deltas": "numbers (0: no target)",
+}
 
 
 def register(subparsers) -> None:
@@ -70,18 +74,17 @@ def register(subparsers) -> None:
         default="additive",
         help="'additive' (the additive pair) and/or DP-SGD sampling rates q (default: additive)",
     )
+    grid.add_argument(
+        "--target-deltas",
+        default="0",
+        help="certified deltas to learn for; 0: none, the paper's objective (default: 0)",
+    )
     grid.add_argument("--seeds", default="0", help="schedule seeds (default: 0)")
     shared = parser.add_argument_group("shared by every run")
     shared.add_argument("--bound", type=float, default=5.0, help="noise range (default: 5)")
     shared.add_argument("--step", type=float, default=0.05, help="grid step (default: 0.05)")
     shared.add_argument(
         "--sensitivity", type=float, default=1.0, help="or clipping norm (DP-SGD) (default: 1)"
-    )
-    shared.add_argument(
-        "--target-delta",
-        type=float,
-        default=None,
-        help="certified delta to learn for; 0: none (default: none, the paper's objective)",
     )
     shared.add_argument(
         "--conversion", default=None, help="tight or paper, for --losses MA (default: tight)"
@@ -101,6 +104,12 @@ def register(subparsers) -> None:
         type=float,
         default=defaults.learning_rate,
         help=f"Adam learning rate (default: {defaults.learning_rate})",
+    )
+    shared.add_argument(
+        "--warm-start",
+        default=defaults.warm_start,
+        help="gaussian (the best truncated Gaussian) or model (a cold start from the "
+        f"seed) (default: {defaults.warm_start})",
     )
     shared.add_argument(
         "--checkpoint-every",
@@ -123,7 +132,7 @@ def _list(flag: str, text: str) -> tuple:
     try:
         items = [read(item.strip()) for item in text.split(",")]
     except ValueError:
-        kind = "rates or 'additive'" if field == "sampling_rates" else ITEM_KINDS[read]
+        kind = SPECIAL_KINDS.get(field) or ITEM_KINDS[read]
         raise InvalidInputError(
             f"{flag} must be a comma-separated list of {kind}, got {text!r}"
         ) from None
@@ -151,12 +160,10 @@ def _spec(args: argparse.Namespace) -> SweepSpec:
         raise InvalidInputError(
             f"--checkpoint-every {args.checkpoint_every!r} contradicts --no-checkpoints"
         )
-    target = args.target_delta
-    if target is not None:
-        target = None if target == 0 else check_target_delta("--target-delta", target)
     schedule = Schedule(
         epochs=check_positive_int("--epochs", args.epochs),
         learning_rate=check_positive_real("--learning-rate", args.learning_rate),
+        warm_start=check_choice("--warm-start", args.warm_start, WARM_STARTS),
         checkpoint_every=check_positive_int("--checkpoint-every", args.checkpoint_every)
         if args.checkpoint_every is not None
         else Schedule().checkpoint_every,
@@ -166,7 +173,6 @@ def _spec(args: argparse.Namespace) -> SweepSpec:
         bound=check_positive_real("--bound", args.bound),
         step=check_positive_real("--step", args.step),
         sensitivity=check_positive_real("--sensitivity", args.sensitivity),
-        target_delta=target,
         conversion=args.conversion or "tight",
         bucket_width=args.bucket_width,
         schedule=schedule,
@@ -200,16 +206,17 @@ def _row(result: RunResult) -> dict[str, Any]:
 def _print_table(outcome: SweepOutcome) -> None:
     header = (
         f"{'run id':<17}{'eps':>7}{'n':>6} {'U':<3}{'loss':<5}{'pair':<10}{'seed':>5}"
-        f"{'certified delta':>17}{'utility':>11} {'returned':<9}{'target':<7}{'epochs':>7}"
-        f"{'wall s':>8}"
+        f"{'target delta':>13}{'certified delta':>17}{'utility':>11} {'returned':<9}"
+        f"{'target':<7}{'epochs':>7}{'wall s':>8}"
     )
     print(header)
     for r in outcome.results:
         p = r.task.problem
         target = {None: "-", True: "met", False: "MISSED"}[r.met_target]
+        wanted = "-" if p.target_delta is None else f"{p.target_delta:.3g}"
         print(
             f"{r.run_id:<17}{p.epsilon:>7.4g}{p.times:>6} {p.utility:<3}{p.loss:<5}"
-            f"{_pair(r):<10}{r.seed:>5}{r.delta_certified:>17.6e}{r.utility:>11.6f} "
+            f"{_pair(r):<10}{r.seed:>5}{wanted:>13}{r.delta_certified:>17.6e}{r.utility:>11.6f} "
             f"{r.returned:<9}{target:<7}{r.epochs_run:>7}{r.wall_seconds:>8.1f}"
         )
     print(

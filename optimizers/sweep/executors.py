@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -45,11 +45,11 @@ Job = tuple[SweepTask, str | None]
 
 @attrs.frozen(kw_only=True)
 class SweepOutcome:
-    """What :func:`run_sweep` did: ``results``, every finished run of the spec in the
-    spec's order (found in the store or run now); the ids of the runs ``ran`` now and
-    ``skipped`` (already in the store); ``stopped``: runs interrupted before their last
-    epoch (they continue from their checkpoints); ``failed``: ``(run_id, error)`` of the
-    runs that raised."""
+    """What :func:`run_sweep` did: ``results``, every finished run of the spec (or
+    specs) in their order (found in the store or run now); the ids of the runs ``ran``
+    now and ``skipped`` (already in the store); ``stopped``: runs interrupted before
+    their last epoch (they continue from their checkpoints); ``failed``: ``(run_id,
+    error)`` of the runs that raised."""
 
     results: tuple[RunResult, ...]
     ran: tuple[str, ...]
@@ -147,8 +147,12 @@ def _check_scheduler(scheduler: Any, workers: Any) -> None:
 
 def _check_arguments(spec: Any, store: Any, scheduler: Any, workers: Any, flags: dict) -> None:
     """Every argument checked before any work."""
-    if not isinstance(spec, SweepSpec):
-        raise InvalidInputError(f"spec must be a SweepSpec, got {type(spec).__name__}")
+    specs = spec if isinstance(spec, list | tuple) else [spec]
+    if not specs or not all(isinstance(s, SweepSpec) for s in specs):
+        raise InvalidInputError(
+            "spec must be a SweepSpec or a non-empty list of them, got "
+            f"{type(spec).__name__}: {shown(spec)}"
+        )
     if not isinstance(store, SweepStore | str | os.PathLike) or isinstance(store, bytes):
         raise InvalidInputError(
             f"store must be a SweepStore or a directory path, got {type(store).__name__}: "
@@ -175,8 +179,15 @@ def _progress(total: int, initial: int, enabled: bool):
     )
 
 
+def _tasks(spec: SweepSpec | Sequence[SweepSpec]) -> tuple[SweepTask, ...]:
+    """The runs of one spec, or of several in their order, each run once."""
+    specs = spec if isinstance(spec, list | tuple) else [spec]
+    unique = {task.run_id: task for one in specs for task in one.tasks()}
+    return tuple(unique.values())
+
+
 def run_sweep(
-    spec: SweepSpec,
+    spec: SweepSpec | Sequence[SweepSpec],
     store: SweepStore | str | os.PathLike,
     *,
     scheduler: Any = None,
@@ -185,6 +196,10 @@ def run_sweep(
     checkpoints: bool = True,
 ) -> SweepOutcome:
     """Run every run of ``spec`` not yet in ``store`` (module docstring).
+
+    ``spec``: a :class:`SweepSpec`, or a list of them run as one sweep (one pool, one
+    progress bar; a run common to two of them is run once), e.g. the grids of several
+    figures whose shared values differ.
 
     ``scheduler``: ``None`` for a local process pool of ``workers`` processes (default:
     the number of CPUs, at most one per run), or a Dask scheduler address
@@ -196,7 +211,7 @@ def run_sweep(
     flags = {"progress": progress, "checkpoints": checkpoints}
     _check_arguments(spec, store, scheduler, workers, flags)
     store = store if isinstance(store, SweepStore) else SweepStore(store)
-    tasks = spec.tasks()
+    tasks = _tasks(spec)
     skipped = tuple(t.run_id for t in tasks if store.is_finished(t.run_id))
     jobs = [
         (t, str(store.checkpoint_path(t.run_id)) if checkpoints else None)

@@ -1,10 +1,11 @@
 """A sweep specification: a grid of learning problems, expanded into runs.
 
 :class:`SweepSpec` holds one list of values per swept parameter (eps, n, utility loss,
-training bound, pair, seed) and the values every run shares (the grid, the sensitivity,
-the target delta, the :class:`~optimizers.problem.Schedule`). :meth:`SweepSpec.tasks`
+training bound, target delta, pair, seed) and the values every run shares (the grid,
+the sensitivity, the :class:`~optimizers.problem.Schedule`). :meth:`SweepSpec.tasks`
 expands it into one :class:`~optimizers.sweep.task.SweepTask` per combination, in a
-fixed order (eps, then n, utility, loss, sampling rate, seed; the last varies fastest).
+fixed order (eps, then n, utility, loss, target delta, sampling rate, seed; the last
+varies fastest).
 
 Every value is checked on construction, and every run's
 :class:`~optimizers.problem.LearningProblem` is built then too, so a bad spec is refused
@@ -66,6 +67,11 @@ def _sampling_rate(name: str, value: Any) -> float | None:
     return None if value is None else check_probability(name, value)
 
 
+def _target_delta(name: str, value: Any) -> float | None:
+    """``None`` (the paper's objective) or a certified delta to learn for, in (0, 1)."""
+    return None if value is None else check_target_delta(name, value)
+
+
 def _seed(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInputError(f"{name} must hold non-negative integers, got {shown(value)}")
@@ -78,6 +84,7 @@ GRID_CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "times": check_positive_int,
     "utilities": _choice(UTILITIES),
     "losses": _choice(BOUNDS),
+    "target_deltas": _target_delta,
     "sampling_rates": _sampling_rate,
     "seeds": _seed,
 }
@@ -104,18 +111,23 @@ class SweepSpec:
 
     Swept (each a non-empty list without repeats): ``epsilons`` (eps after all
     releases), ``times`` (releases n), ``utilities`` (``"L1"``/``"L2"``), ``losses``
-    (training bound ``"ADP"``, ``"PDP"`` or ``"MA"``), ``sampling_rates`` (``None``:
+    (training bound ``"ADP"``, ``"PDP"`` or ``"MA"``), ``target_deltas`` (the certified
+    delta each run learns for; ``None``: the paper's objective bound + w_t * utility,
+    the default), ``sampling_rates`` (``None``:
     the additive pair; a rate q in (0, 1]: the DP-SGD pair with clipping norm
     ``sensitivity``) and ``seeds`` (the schedule's seed). Shared by every run:
     ``bound`` and ``step`` (the grid ``-bound..bound``), ``sensitivity``,
-    ``target_delta`` (``None``: the paper's objective), ``conversion`` (of ``"MA"``),
-    ``bucket_width`` and ``schedule`` (its ``seed`` is replaced by each run's).
+    ``conversion`` (of ``"MA"``), ``bucket_width`` and ``schedule`` (its ``seed`` is
+    replaced by each run's).
     """
 
     epsilons: tuple[float, ...] = attrs.field(converter=_swept("epsilons"))
     times: tuple[int, ...] = attrs.field(converter=_swept("times"))
     utilities: tuple[str, ...] = attrs.field(default=("L1",), converter=_swept("utilities"))
     losses: tuple[str, ...] = attrs.field(default=("ADP",), converter=_swept("losses"))
+    target_deltas: tuple[float | None, ...] = attrs.field(
+        default=(None,), converter=_swept("target_deltas")
+    )
     sampling_rates: tuple[float | None, ...] = attrs.field(
         default=(None,), converter=_swept("sampling_rates")
     )
@@ -124,9 +136,6 @@ class SweepSpec:
     step: float = attrs.field(converter=lambda v: check_positive_real("step", v))
     sensitivity: float = attrs.field(
         default=1.0, converter=lambda v: check_positive_real("sensitivity", v)
-    )
-    target_delta: float | None = attrs.field(
-        default=None, converter=_optional(check_target_delta, "target_delta")
     )
     conversion: str = attrs.field(
         default="tight", converter=lambda v: check_choice("conversion", v, ("tight", "paper"))
@@ -145,6 +154,7 @@ class SweepSpec:
             * len(self.times)
             * len(self.utilities)
             * len(self.losses)
+            * len(self.target_deltas)
             * len(self.sampling_rates)
             * len(self.seeds)
         )
@@ -156,6 +166,7 @@ class SweepSpec:
             self.times,
             self.utilities,
             self.losses,
+            self.target_deltas,
             self.sampling_rates,
             self.seeds,
         )
@@ -171,10 +182,10 @@ class SweepSpec:
                     utility=utility,
                     loss=loss,
                     conversion=self.conversion,
-                    target_delta=self.target_delta,
+                    target_delta=target_delta,
                     bucket_width=self.bucket_width,
                 ),
                 schedule=attrs.evolve(self.schedule, seed=seed),
             )
-            for epsilon, times, utility, loss, q, seed in grid
+            for epsilon, times, utility, loss, target_delta, q, seed in grid
         )

@@ -61,6 +61,17 @@ def test_learning_beats_its_gaussian_start_at_the_target():
     assert result.met_target is True and result.delta <= 0.2
 
 
+def test_a_warm_start_whose_tails_underflow_still_starts_at_the_gaussian():
+    # sigma about 5 on [-200, 200]: the Gaussian's pmf is 0.0 in float64 beyond about
+    # 38 sigma. The model starts from its positive part, floored far below any mass.
+    problem = _problem(bound=200.0, step=0.5, epsilon=1.0, times=1, target_delta=1e-3)
+    start = problem.best_gaussian(1e-3 * 0.99).noise
+    assert (start.pmf == 0.0).any()
+    result = learn(problem, _schedule(epochs=2), progress=False, compare=False)
+    assert result.history["bound"][0] == pytest.approx(1e-3 * 0.99, rel=0.01)
+    assert np.isfinite(result.delta) and result.delta < 2e-3
+
+
 def test_the_utility_weight_narrows_the_noise():
     # Without a target the warm start is sigma = bound / 3; weight 0.5 favours utility.
     problem = _problem(target_delta=None)

@@ -16,7 +16,7 @@ TINY = {
     "losses": ["ADP", "MA"],
     "bound": 4.0,
     "step": 0.25,
-    "target_delta": 0.2,
+    "target_deltas": [0.2],
     "schedule": Schedule(epochs=30, learning_rate=0.1, checkpoint_every=10),
 }
 

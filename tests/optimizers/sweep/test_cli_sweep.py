@@ -20,7 +20,7 @@ from tests.optimizers.sweep.conftest import TINY
 pytestmark = pytest.mark.filterwarnings("ignore::optimizers.results.LearningWarning")
 
 GRID = ["--epsilons", "0.5,1", "--times", "2", "--losses", "MA"]
-SHARED = ["--bound", "4", "--step", "0.25", "--target-delta", "0.2"]
+SHARED = ["--bound", "4", "--step", "0.25", "--target-deltas", "0.2"]
 SCHEDULE = ["--epochs", "30", "--learning-rate", "0.1", "--checkpoint-every", "10"]
 ARGS = [*GRID, *SHARED, *SCHEDULE, "--no-progress"]
 
@@ -37,8 +37,12 @@ def test_the_options_make_the_spec_of_the_api():
     assert spec == SweepSpec(
         **(TINY | {"losses": ["MA"]}), sampling_rates=[None, 0.5], seeds=[0, 2]
     )
-    # --target-delta 0, as for accountant learn: no target, the paper's objective.
-    assert _spec(_sweep_parser_args([*ARGS, "--target-delta", "0"])).target_delta is None
+    # --target-deltas 0, as --target-delta 0 for accountant learn: no target, the
+    # paper's objective; a list sweeps the targets.
+    targets = _spec(_sweep_parser_args([*ARGS, "--target-deltas", "0,0.1"])).target_deltas
+    assert targets == (None, 0.1)
+    cold = _spec(_sweep_parser_args([*ARGS, "--warm-start", "model"]))
+    assert cold.schedule.warm_start == "model"
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +59,16 @@ def test_a_finished_sweep_prints_its_table_without_running(stored, capsys):
     before = {p.name: p.stat().st_mtime_ns for p in stored.directory.iterdir()}
     assert main(["sweep", *ARGS, "--store", str(stored.directory)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:3] == ["run", "id", "eps"] and "certified delta" in out[0]
+    assert out[0].split()[:3] == ["run", "id", "eps"] and "target delta" in out[0]
+    assert "certified delta" in out[0]
     rows = [line.split() for line in out[1:3]]
     results = {r.run_id: r for r in stored.results()}
     for row in rows:
         result = results[row[0]]
         assert row[1:7] == ["0.5" if result.task.problem.epsilon == 0.5 else "1", "2", "L1",
                             "MA", "additive", "0"]  # fmt: skip
-        assert float(row[7]) == pytest.approx(result.delta_certified, rel=1e-6)
+        assert float(row[7]) == result.task.problem.target_delta == 0.2
+        assert float(row[8]) == pytest.approx(result.delta_certified, rel=1e-6)
     assert out[3] == "2 runs finished: 0 run now, 2 found in the store"
     assert {p.name: p.stat().st_mtime_ns for p in stored.directory.iterdir()} == before
 
@@ -107,7 +113,9 @@ def test_a_real_sweep_in_a_fresh_process(tmp_path):
         (["--bound", "nan"], "--bound", "nan"),
         (["--step", "-0.25"], "--step", "-0.25"),
         (["--sensitivity", "0"], "--sensitivity", "0.0"),
-        (["--target-delta", "1.5"], "--target-delta", "1.5"),
+        (["--target-deltas", "1.5"], "--target-deltas", "1.5"),
+        (["--target-deltas", "0.1,x"], "--target-deltas", "'0.1,x'"),
+        (["--warm-start", "lp"], "--warm-start", "'lp'"),
         (["--conversion", "loose"], "--conversion", "'loose'"),
         (["--losses", "ADP", "--conversion", "paper"], "--conversion", "'paper'"),
         (["--bucket-width", "0.01"], "--bucket-width", "0.01"),

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::optimizers.results.LearningWarn
 COLLAPSING = tiny_spec(
     epsilons=[0.5],
     losses=["ADP"],
-    target_delta=None,
+    target_deltas=[None],
     schedule=Schedule(epochs=30, learning_rate=10.0, utility_weight=1000.0),
 )
 
@@ -167,10 +167,26 @@ def test_bad_arguments_are_refused_before_any_work(arguments, argument, shown, t
     assert not (tmp_path / "store").exists()
 
 
+def test_several_specs_run_as_one_sweep_each_run_once(pool_sweep, tmp_path):
+    # The pool sweep's store holds tiny_spec(); a second spec sharing two of its runs
+    # adds only its own, and the outcome lists both specs' runs in order, once each.
+    stored, first = pool_sweep
+    store = _copy(stored, tmp_path)
+    second = tiny_spec(epsilons=[1.0, 2.0], losses=["ADP"])
+    outcome = run_sweep([tiny_spec(), second], store, workers=1, progress=False)
+    ids = [r.run_id for r in outcome.results]
+    expected = [t.run_id for t in tiny_spec().tasks()] + [second.tasks()[1].run_id]
+    assert ids == expected
+    assert outcome.ran == (second.tasks()[1].run_id,)
+    assert set(outcome.skipped) == {r.run_id for r in first.results}
+
+
 @pytest.mark.parametrize(
     ("spec", "store", "argument", "shown"),
     [
         ({"epsilons": [1.0]}, "store", "spec", "dict"),
+        ([], "store", "spec", "[]"),
+        ([{"epsilons": [1.0]}], "store", "spec", "list"),
         (None, 3, "store", "int: 3"),
     ],
 )

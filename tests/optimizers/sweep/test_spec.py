@@ -35,6 +35,20 @@ def test_expansion_is_the_grid_in_order():
         assert attrs.evolve(task.schedule, seed=0) == TINY["schedule"]
 
 
+def test_target_deltas_are_swept_between_loss_and_pair():
+    spec = tiny_spec(losses=["ADP"], target_deltas=[0.2, None, 0.1], sampling_rates=[None, 0.5])
+    combos = [(t.problem.epsilon, t.problem.target_delta, t.problem.q) for t in spec.tasks()]
+    assert len(spec) == len(combos) == 2 * 3 * 2
+    assert combos[:6] == [
+        (0.5, 0.2, None),
+        (0.5, 0.2, 0.5),
+        (0.5, None, None),
+        (0.5, None, 0.5),
+        (0.5, 0.1, None),
+        (0.5, 0.1, 0.5),
+    ]
+
+
 def test_ids_are_unique_and_stable():
     tasks = tiny_spec(seeds=[0, 1, 2]).tasks()
     ids = [t.run_id for t in tasks]
@@ -93,7 +107,8 @@ def test_every_parameter_changes_the_id():
         ({"bound": float("nan")}, "bound", "nan"),
         ({"step": 0.3}, "bound", "4.0"),  # not a whole number of steps
         ({"sensitivity": -1.0}, "sensitivity", "-1.0"),
-        ({"target_delta": 1.5}, "target_delta", "1.5"),
+        ({"target_deltas": [1.5]}, "target_deltas", "1.5"),
+        ({"target_deltas": [0.0]}, "target_deltas", "0.0"),
         ({"conversion": "loose"}, "conversion", "'loose'"),
         ({"bucket_width": 0.0}, "bucket_width", "0.0"),
         ({"schedule": {"epochs": 3}}, "schedule", "{'epochs': 3}"),
