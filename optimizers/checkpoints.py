@@ -45,10 +45,13 @@ def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
 
 
 def _differences(stored: dict[str, Any], wanted: dict[str, Any], ignore: tuple[str, ...]) -> list:
+    """Every key of either dict whose values differ (a key one of them lacks counts as
+    ``None`` there: a field added later, at its default ``None``, matches an older file)."""
+    keys = list(wanted) + [key for key in stored if key not in wanted]
     return [
-        f"{key}: checkpoint {stored.get(key)!r}, now {value!r}"
-        for key, value in wanted.items()
-        if key not in ignore and stored.get(key) != value
+        f"{key}: checkpoint {stored.get(key)!r}, now {wanted.get(key)!r}"
+        for key in keys
+        if key not in ignore and stored.get(key) != wanted.get(key)
     ]
 
 

@@ -148,6 +148,12 @@ def _add_schedule(parser: argparse.ArgumentParser) -> None:
     )
     add("--seed", int, "random seed of the model's initialisation")
     add("--checkpoint-every", int, "epochs between checkpoints")
+    add(
+        "--refine-every",
+        int,
+        "every N epochs, halve the bucket width of --loss ADP/PDP while the training bound "
+        "of the best noise exceeds its certified delta by more than 2%% (default: never)",
+    )
 
 
 def register(subparsers) -> None:

@@ -178,8 +178,12 @@ class Schedule:
     ``warm_start`` ``"gaussian"`` starts the increments model from a truncated Gaussian of
     standard deviation ``bound / 3`` or, with a ``target_delta``, from the best truncated
     Gaussian meeting it; ``"model"`` starts from the model's own initialisation.
-    ``checkpoint_every``: epochs between checkpoints. The defaults are the module
-    constants (``EPOCHS``, ``LEARNING_RATE``, ...), which ``accountant learn`` shares.
+    ``checkpoint_every``: epochs between checkpoints. ``refine_every``: with a smooth
+    bucket loss (``ADP``/``PDP``), every that many epochs compare the training bound of the
+    best noise with its certified delta and halve the bucket width while their ratio
+    exceeds ``1 + tolerance`` (:mod:`optimizers.refinement`); ``None``: never. The defaults
+    are the module constants (``EPOCHS``, ``LEARNING_RATE``, ...), which ``accountant
+    learn`` shares.
     """
 
     epochs: int = attrs.field(default=EPOCHS, converter=lambda v: check_positive_int("epochs", v))
@@ -211,6 +215,9 @@ class Schedule:
     seed: int = attrs.field(default=SEED, converter=lambda v: _seed(v))
     checkpoint_every: int = attrs.field(
         default=CHECKPOINT_EVERY, converter=lambda v: check_positive_int("checkpoint_every", v)
+    )
+    refine_every: int | None = attrs.field(
+        default=None, converter=_converter(lambda v: check_positive_int("refine_every", v))
     )
 
     def utility_weight_at(self, epoch: int) -> float:

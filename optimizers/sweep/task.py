@@ -37,6 +37,10 @@ __all__ = ["RunResult", "StoppedRun", "SweepTask", "run_task"]
 #: Bumped when what a run computes from the same parameters changes.
 TASK_VERSION = 1
 ID_DIGITS = 16
+#: Fields added to the parameters after :data:`TASK_VERSION` 1 and the defaults at which
+#: :meth:`SweepTask.canonical_json` leaves them out: runs stored before a field existed
+#: keep their ids (a field changed from its default gives a new id).
+LATER_FIELDS: dict[str, dict[str, Any]] = {"schedule": {"refine_every": None}}
 #: The warnings of a run kept as its result's ``notes`` (others are passed on).
 NOTES = (LearningWarning, CertificationWarning)
 
@@ -64,8 +68,15 @@ class SweepTask:
         return {"problem": self.problem.to_dict(), "schedule": self.schedule.to_dict()}
 
     def canonical_json(self) -> str:
-        """The parameters as JSON with sorted keys and no spaces (what the id hashes)."""
-        record = {"task_version": TASK_VERSION, **self.parameters()}
+        """The parameters as JSON with sorted keys and no spaces (what the id hashes), less
+        the :data:`LATER_FIELDS` at their defaults."""
+        record: dict[str, Any] = {"task_version": TASK_VERSION, **self.parameters()}
+        for section, defaults in LATER_FIELDS.items():
+            record[section] = {
+                key: value
+                for key, value in record[section].items()
+                if key not in defaults or value != defaults[key]
+            }
         return json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
     @property
