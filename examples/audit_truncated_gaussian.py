@@ -33,7 +33,7 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.report.plotting import _pyplot
+from accountant.report.plotting import pyplot
 
 EPSILON = 0.3
 TABLE_EPSILONS = (0.1, 0.3, 0.5, 1.0)
@@ -52,7 +52,7 @@ def plot_curves(
     path: Path,
 ) -> None:
     """Panel (a): certified delta(eps) per sigma; prints a table along the way."""
-    plt = _pyplot()
+    plt = pyplot()
     epsilons = np.linspace(0.0, 1.5, 61)
     figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     smallest = 1.0
@@ -120,7 +120,7 @@ def plot_sweep(
     path: Path,
 ) -> None:
     """Panel (b): certified delta at eps = 0.3 against sigma, best sigma marked."""
-    plt = _pyplot()
+    plt = pyplot()
     best = int(np.argmin(upper))
     figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     axes.plot(sigmas, upper, "o-", ms=3.5, lw=1.5, label=f"certified delta({EPSILON:g}) (upper)")

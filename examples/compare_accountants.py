@@ -29,7 +29,7 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.report.plotting import _pyplot
+from accountant.report.plotting import pyplot
 
 TABLE_EPSILONS = np.array([0.1, 0.3, 0.5, 1.0])
 #: Loss discretisation of dp_accounting's PLD (its default is 1e-4).
@@ -102,7 +102,7 @@ def plot(
 ) -> None:
     """Top: delta(eps) of every accountant (log). Bottom: each divided by the certified
     PrivacyBuckets upper bound, so that the small differences can be seen."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, (top, bottom) = plt.subplots(
         2, 1, figsize=(7.0, 6.4), dpi=120, sharex=True, gridspec_kw={"height_ratios": [2.2, 1]}
     )

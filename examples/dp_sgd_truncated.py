@@ -43,7 +43,7 @@ import numpy as np
 from _support import output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
-from accountant.report.plotting import _pyplot
+from accountant.report.plotting import pyplot
 
 Q = 0.01
 CLIP = 1.0
@@ -77,7 +77,7 @@ def audit(
 
 
 def plot(results: list[dict], epsilons: np.ndarray, step: float, times: int, path: Path) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     floor = 1.0
     for k, result in enumerate(results):

@@ -39,7 +39,7 @@ from _support import output_directory, reported_warnings
 
 from accountant import NoiseDistribution, additive_shift_pairs, exact_delta, noise
 from accountant.learning.optimal import optimal_noise
-from accountant.report.plotting import _pyplot
+from accountant.report.plotting import pyplot
 
 EPSILON = 0.3
 BOUND = 5.0
@@ -74,7 +74,7 @@ def learned_noise(step: float, target: float, epochs: int) -> tuple[NoiseDistrib
 
 def plot(noises: dict[str, NoiseDistribution], step: float, path: Path) -> None:
     """Left: pmfs (log). Right: exact single-release delta(eps) (log)."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, (left, right) = plt.subplots(1, 2, figsize=(12.0, 4.6), dpi=120)
     epsilons = np.linspace(0.0, 1.0, 101)
     lowest, highest = 1.0, 0.0

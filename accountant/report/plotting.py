@@ -16,10 +16,12 @@ from accountant.noise import NoiseDistribution
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import Direction
 
-__all__ = ["plot_delta_curves", "plot_noises"]
+__all__ = ["plot_delta_curves", "plot_noises", "pyplot"]
 
 
-def _pyplot():
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend, or an ImportError naming the ``[plot]``
+    extra."""
     try:
         import matplotlib
 
@@ -54,7 +56,7 @@ def plot_delta_curves(
     (``"max"``, ``"A/B"`` or ``"B/A"``) is the direction drawn, named in the title unless
     it is ``"max"``.
     """
-    plt = _pyplot()
+    plt = pyplot()
     pair_list = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
     tight = ExtendedMA().compose(pair_list, times)
     paper = ExtendedMA(conversion="paper").compose(pair_list, times)
@@ -142,7 +144,7 @@ def _default_top(accountant: ExtendedMA, direction: str) -> float:
 def plot_noises(noises: dict[str, NoiseDistribution], path: str, *, title: str = "") -> None:
     """Write the pmfs of ``noises`` (label -> noise) on a log scale, as points per grid
     value, so a learned noise can be compared with a truncated Gaussian or the LP optimum."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     styles = ("-", "--", ":", "-.")
     for k, (label, noise) in enumerate(noises.items()):

@@ -1,0 +1,314 @@
+"""Write ``docs/curves.md`` and its figures from the store of
+``benchmarks/sweep_curves.py`` (issue 16)::
+
+    python benchmarks/sweep_report.py                   # docs/sweep -> docs/curves.md
+    python benchmarks/sweep_report.py --store DIR --output /tmp/curves.md
+
+Nothing is learned here: every number is read from the stored runs, except the
+truncated Laplace and staircase baselines of the additive runs (each the member of its
+family with the smallest utility loss whose certified delta is at most the learned
+noise's, as ``docs/baselines.md``), kept in ``<store>/baselines.json`` so that writing
+the page again recomputes none, and the KL divergences.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from accountant import (  # noqa: E402
+    InfeasibleTargetError,
+    best_truncated_laplace,
+    best_truncated_staircase,
+    from_array,
+    pair_map,
+    truncated_gaussian,
+)
+from accountant.learning.divergence import kl_divergence  # noqa: E402
+from benchmarks.sweep_curves import PARTS  # noqa: E402
+from optimizers.sweep import RunResult, SweepStore  # noqa: E402
+from optimizers.sweep.curves import plot_utility_curves, select, utility_curves  # noqa: E402
+
+FAMILIES = {"Laplace": best_truncated_laplace, "staircase": best_truncated_staircase}
+
+
+def _part(results: dict[str, RunResult], part: str) -> list[RunResult]:
+    ids = [t.run_id for spec in PARTS[part] for t in spec.tasks()]
+    return [results[i] for i in ids if i in results]
+
+
+def _baselines(result: RunResult, cache: dict) -> dict[str, float | None]:
+    """Laplace and staircase utility at the learned noise's certified delta (cached)."""
+    if result.run_id in cache:
+        return cache[result.run_id]
+    p = result.task.problem
+    found: dict[str, float | None] = {}
+    for name, search in FAMILIES.items():
+        try:
+            found[name] = search(
+                bound=p.bound,
+                pair_map=pair_map(p.step, p.sensitivity, p.q),
+                epsilon=p.epsilon,
+                times=p.times,
+                target_delta=result.learned_delta_certified,
+                utility=p.utility,
+            ).utility
+        except InfeasibleTargetError:
+            found[name] = None
+    cache[result.run_id] = found
+    return found
+
+
+def _kl(result: RunResult) -> float | None:
+    """KL(truncated Gaussian baseline || learned noise)."""
+    if result.gaussian_sigma is None:
+        return None
+    p = result.task.problem
+    gaussian = truncated_gaussian(result.gaussian_sigma, p.bound, p.step)
+    return kl_divergence(gaussian, from_array(result.learned_pmf, p.step))
+
+
+def _g(value: float | None, digits: int = 5) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a / b:.4f}"
+
+
+def _strongest(result: RunResult, extra: dict) -> tuple[str, float | None]:
+    found = {"Gaussian": result.gaussian_utility, **extra}
+    found = {k: v for k, v in found.items() if v is not None}
+    if not found:
+        return "-", None
+    name = min(found, key=found.get)
+    return name, found[name]
+
+
+def _grid_table(runs: list[RunResult], cache: dict) -> list[str]:
+    lines = [
+        "| eps | n | U | target | certified delta | learned U | Gaussian U | Laplace U "
+        "| staircase U | learned / strongest | met | best epoch | train s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        p = r.task.problem
+        extra = _baselines(r, cache) if p.q is None else {}
+        name, best = _strongest(r, extra)
+        ratio = _ratio(r.learned_utility, best) + (f" ({name})" if best is not None else "")
+        lines.append(
+            f"| {p.epsilon:g} | {p.times} | {p.utility} | {p.target_delta:g} "
+            f"| {r.learned_delta_certified:.4g} | {r.learned_utility:.5g} "
+            f"| {_g(r.gaussian_utility)} | {_g(extra.get('Laplace'))} "
+            f"| {_g(extra.get('staircase'))} | {ratio} | {_met(r)} | {r.best_epoch} "
+            f"| {r.training_seconds:.0f} |"
+        )
+    return lines
+
+
+def _met(result: RunResult) -> str:
+    return {None: "-", True: "yes", False: "**no**"}[result.met_target]
+
+
+def _figure(runs: list[RunResult], by: str, output: Path, name: str, title: str) -> str:
+    path = output.parent / "figures" / f"curves-{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    plot_utility_curves(utility_curves(runs, by), str(path), title=title)
+    return f"![{title}](figures/{path.name})"
+
+
+def _sessions(store: SweepStore) -> list[str]:
+    path = store.directory / "sessions.jsonl"
+    if not path.is_file():
+        return ["(no session log in the store)"]
+    lines = [
+        "| finished (UTC) | executor | parts | runs stored | skipped | stopped | failed "
+        "| interrupted | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for text in path.read_text(encoding="utf-8").splitlines():
+        s = json.loads(text)
+        lines.append(
+            f"| {s['finished_at']} | {s['executor']} | {', '.join(s['parts'])} | {s['ran']} "
+            f"| {s.get('skipped', '-')} | {s.get('stopped', '-')} | {s.get('failed', '-')} "
+            f"| {'yes' if s['interrupted'] else 'no'} | {s['wall_seconds']:.0f} |"
+        )
+    return lines
+
+
+def _seeds(runs: list[RunResult], warm: dict[str, RunResult], cache: dict) -> list[str]:
+    lines = [
+        "| point | seed | epochs | best epoch | certified delta | learned U | Gaussian U "
+        "| learned / Gaussian | strongest baseline | learned / strongest | KL(G \\|\\| learned) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    summary = []
+    groups: dict[str, list[RunResult]] = {}
+    for r in runs:
+        p = r.task.problem
+        groups.setdefault(f"n{p.times}-{p.utility} delta {p.target_delta:g}", []).append(r)
+    for point, group in groups.items():
+        ratios, strongest_ratios = [], []
+        for r in group:
+            extra = _baselines(r, cache)
+            name, best = _strongest(r, extra)
+            kl = _kl(r) if r.task.problem.utility == "L2" else None
+            lines.append(
+                f"| {point} | {r.seed} | {r.epochs_run} | {r.best_epoch} "
+                f"| {r.learned_delta_certified:.4g} | {r.learned_utility:.5g} "
+                f"| {_g(r.gaussian_utility)} | {_ratio(r.learned_utility, r.gaussian_utility)} "
+                f"| {name} | {_ratio(r.learned_utility, best)} | {_g(kl, 3)} |"
+            )
+            if r.gaussian_utility is not None:
+                ratios.append(r.learned_utility / r.gaussian_utility)
+            if best is not None:
+                strongest_ratios.append(r.learned_utility / best)
+        summary.append((point, group, ratios, strongest_ratios, warm.get(point)))
+    lines += ["", "| point | seeds | learned / Gaussian: mean (sd) [min, max] "
+              "| learned / strongest: mean (sd) | warm start (seed 0, 3,000 epochs) |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for point, group, ratios, strongest, start in summary:
+        warm_text = (
+            "-"
+            if start is None
+            else (f"{start.learned_utility / start.gaussian_utility:.4f} (learned / Gaussian)")
+        )
+        lines.append(
+            f"| {point} | {len(group)} | {_spread(ratios)} | {_spread(strongest)} | {warm_text} |"
+        )
+    return lines
+
+
+def _spread(values: list[float]) -> str:
+    if not values:
+        return "-"
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.4f} ({sd:.4f}) [{min(values):.4f}, {max(values):.4f}]"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", default=str(ROOT / "docs" / "sweep"))
+    parser.add_argument("--output", default=str(ROOT / "docs" / "curves.md"))
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    store = SweepStore(args.store)
+    output = Path(args.output)
+    results = {r.run_id: r for r in store.results()}
+    cache_path = store.directory / "baselines.json"
+    cache = json.loads(cache_path.read_text()) if cache_path.is_file() else {}
+    optimality = _part(results, "optimality")
+    dpsgd = _part(results, "dpsgd")
+    seeds = _part(results, "seeds")
+    lines = [
+        "# Privacy-utility curves from a sweep",
+        "",
+        f"Generated by `python benchmarks/sweep_report.py` on {date.today()} from the "
+        f"{len(results)} runs stored in `docs/sweep/` by `python benchmarks/sweep_curves.py "
+        "--cluster 2` (a Dask `LocalCluster` of 2 worker processes on a 2-CPU machine; the "
+        "store's format is in [Sweeps](guide/sweeps.md#the-store)).",
+        "",
+        "Every delta is a certified PrivacyBuckets upper bound (ADP, both directions) of the "
+        "noise at the run's eps after n releases, never a training loss. Each run learns "
+        "for one target delta with `l^ADP` (the paper draws its points by varying the "
+        "utility weight instead), warm-started from the best truncated Gaussian meeting "
+        "it, one seed (0), 3,000 epochs, the smooth loss at bucket width 0.001 "
+        "(`benchmarks/sweep_curves.py` states each part's setting). A learned point is "
+        "drawn whether or not it beats the Gaussian; *strongest* is the best of the "
+        "truncated Gaussian, Laplace and staircase of the same range and grid at a "
+        "certified delta no larger than the learned noise's (below 1: the learned noise "
+        "is better).",
+        "",
+        "## Sessions",
+        "",
+        *_sessions(store),
+        "",
+    ]
+    eps_03 = select(optimality, epsilon=0.3)
+    lines += [
+        "## `fig:optimality_graph`: utility against delta, eps 0.3",
+        "",
+        "The additive pair on the paper's grid `[-500, 500]`, step 0.5, sensitivity 1.",
+        "",
+        _figure(
+            select(eps_03, utility="L1"),
+            "times",
+            output,
+            "optimality-L1",
+            "U_L1 against certified delta, eps 0.3",
+        ),
+        "",
+        _figure(
+            select(eps_03, utility="L2"),
+            "times",
+            output,
+            "optimality-L2",
+            "U_L2 against certified delta, eps 0.3",
+        ),
+        "",
+    ]
+    n128_l2 = select(optimality, times=128, utility="L2")
+    lines += [
+        "## `fig:different_eps`: n = 128, U_L2, eps 0.1, 0.3 and 1",
+        "",
+        _figure(n128_l2, "epsilon", output, "eps-L2", "U_L2 against certified delta, n = 128"),
+        "",
+        "KL divergence of the truncated-Gaussian baseline to the learned noise "
+        "(`fig:optimality_graph` (c) and `fig:different_eps` (b)), U_L2 runs:",
+        "",
+        "| eps | n | target | KL(G \\|\\| learned) | learned / Gaussian |",
+        "|---|---|---|---|---|",
+    ]
+    for r in select(optimality, utility="L2"):
+        p = r.task.problem
+        lines.append(
+            f"| {p.epsilon:g} | {p.times} | {p.target_delta:g} | {_g(_kl(r), 3)} "
+            f"| {_ratio(r.learned_utility, r.gaussian_utility)} |"
+        )
+    lines += [
+        "",
+        "## `fig:dp_sgd`: DP-SGD, q 0.1, clipping norm 1, eps 0.3, U_L1",
+        "",
+        _figure(dpsgd, "times", output, "dpsgd", "DP-SGD (q 0.1), U_L1 against certified delta"),
+        "",
+        *_grid_table(dpsgd, cache),
+        "",
+        "## Cold starts over seeds: the headline points",
+        "",
+        'From the model\'s own initialisation (`warm_start="model"`: log-increments '
+        "4/H plus 0.1 N(0, 1) noise drawn from the seed), seeds 0-4, on the paper's grid; "
+        "the last column is the warm-started run of the same point.",
+        "",
+    ]
+    warm = {}
+    for r in optimality:
+        p = r.task.problem
+        warm[f"n{p.times}-{p.utility} delta {p.target_delta:g}"] = r
+    lines += [*_seeds(seeds, warm, cache), ""]
+    lines += [
+        "## Every run of the grid",
+        "",
+        "eps 0.1, 0.3, 1; n = 1, 8, 32, 128; U_L1 and U_L2; targets 1e-2, 1e-4, 1e-6. "
+        "*met* says whether the certified delta meets the target (a target no truncated "
+        "noise of the range reaches is missed, and the Gaussian column is then `-`).",
+        "",
+        *_grid_table(optimality, cache),
+        "",
+    ]
+    cache_path.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    output.write_text("\n".join(lines))
+    print(f"wrote {output} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
