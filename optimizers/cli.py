@@ -280,6 +280,26 @@ def _verdict(result: LearnedNoise) -> list[str]:
     return [returned, target]
 
 
+def _training_lines(result: LearnedNoise) -> list[str]:
+    """The training bound at the best epoch, its bias against the certified delta, and
+    the refinements of the bucket width, in words."""
+    if result.training_bound is None:
+        return []
+    if result.training_width is None:
+        where = f"{result.problem.loss}"
+    else:
+        where = f"smooth {result.problem.loss}, bucket width {result.training_width:.4g}"
+    bias = result.training_bias
+    ratio = "certified delta 0" if bias is None else f"bias {bias:.4f} x the certified delta"
+    lines = [f"training bound ({where}) at the best epoch: {result.training_bound:.6e}, {ratio}"]
+    for step in result.refinements:
+        lines.append(
+            f"  bucket width {step.width:.4g} -> {step.new_width:.4g} at epoch {step.epoch} "
+            f"(training bound {step.training_bound:.4e} vs certified {step.certified_delta:.4e})"
+        )
+    return lines
+
+
 def _print_table(result: LearnedNoise, summary: dict) -> None:
     problem = result.problem
     pair = "DP-SGD" if problem.q is not None else "additive"
@@ -305,6 +325,8 @@ def _print_table(result: LearnedNoise, summary: dict) -> None:
         )
     if result.baseline is None:
         print(f"baseline: {result.baseline_note}")
+    for line in _training_lines(result):
+        print(line)
     for line in _verdict(result):
         print(line)
     print(

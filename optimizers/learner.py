@@ -32,8 +32,9 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import attrs
 import numpy as np
 import torch
 
@@ -43,6 +44,7 @@ from accountant.errors import (
     InfeasibleTargetError,
     InvalidInputError,
 )
+from accountant.learning.training_losses import noise_bound
 from accountant.noise import NoiseDistribution, from_array, truncated_gaussian
 from accountant.report.terminal import progress_enabled
 from accountant.validation import check_positive_real
@@ -51,6 +53,7 @@ from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkp
 from optimizers.comparison import certify_learned
 from optimizers.models import LogIncrementModel, build_model
 from optimizers.problem import LearningProblem, Schedule
+from optimizers.refinement import refine_width, starting_width
 from optimizers.results import LearnedNoise, LearningWarning
 from optimizers.run_state import RESTORED, BestNoise, RunState
 
@@ -168,6 +171,12 @@ class _Objective:
     def bound(self, pmf: torch.Tensor) -> torch.Tensor:
         return noise_bound_tensor(pmf, step=self.problem.step, mapping=self.mapping, **self.options)
 
+    def bound_at(self, pmf: np.ndarray, width: float) -> float:
+        """The training bound of ``pmf`` at bucket width ``width`` (the value
+        :meth:`bound` gives at that width)."""
+        options = self.options | {"width": width}
+        return float(noise_bound(pmf, self.problem.step, self.mapping, **options).value)
+
     def combine(self, bound: float | torch.Tensor, utility: Any, epoch: int) -> Any:
         if self.problem.target_delta is None:
             return bound + self.schedule.utility_weight_at(epoch) * utility
@@ -224,6 +233,25 @@ def _is_better(objective: _Objective, best: BestNoise | None, bound: float, util
     return now < objective.combine(best.bound, best.utility, epoch)
 
 
+def _refine(objective: _Objective, state: RunState) -> None:
+    """Halve the smooth loss's width while the best noise's training bias is too large
+    (:func:`optimizers.refinement.refine_width`); the best noise's bound is then
+    recomputed at the new width, so that later epochs compare like with like."""
+    best = cast(BestNoise, state.best)
+    pmf = best.pmf.detach().cpu().numpy().astype(np.float64)
+    width = cast(float, state.bucket_width)
+
+    def bound_at(new_width: float) -> float:
+        return objective.bound_at(pmf, new_width)
+
+    steps = refine_width(pmf, objective.problem, width, best.bound, bound_at, state.epoch)
+    if steps:
+        state.refinements.extend(steps)
+        state.bucket_width = steps[-1].new_width
+        objective.options["width"] = state.bucket_width
+        state.best = attrs.evolve(best, bound=bound_at(state.bucket_width))
+
+
 def _check_collapse(bound: float, utility: float, epoch: int) -> None:
     if not np.isfinite(bound) or not np.isfinite(utility) or bound >= COLLAPSE_DELTA:
         raise NoiseCollapseError(
@@ -255,6 +283,11 @@ def _check_arguments(problem, schedule, checkpoint, resume, time_limit, accuracy
         check_positive_real("time_limit", time_limit)
     if check_positive_real("certify_accuracy", accuracy) >= 1.0:
         raise InvalidInputError(f"certify_accuracy must lie in (0, 1), got {accuracy!r}")
+    if schedule.refine_every is not None and problem.loss == "MA":
+        raise InvalidInputError(
+            f"refine_every={schedule.refine_every!r} refines the bucket width of a smooth "
+            "bucket loss, so it needs problem.loss 'ADP' or 'PDP', got loss='MA'"
+        )
 
 
 def learn(
@@ -295,6 +328,10 @@ def learn(
         with torch.no_grad():
             state.utility_scale = float(objective.utility(model()))
     objective.utility_scale = state.utility_scale
+    if schedule.refine_every is not None and state.bucket_width is None:
+        state.bucket_width = starting_width(problem)
+    if state.bucket_width is not None:
+        objective.options["width"] = state.bucket_width
 
     def save() -> None:
         if checkpoint is not None:
@@ -319,6 +356,8 @@ def learn(
             state.optimizer.step()
             state.scheduler.step()
             state.epoch = epoch + 1
+            if schedule.refine_every is not None and state.epoch % schedule.refine_every == 0:
+                _refine(objective, state)
             state.seconds = time.perf_counter() - started
             if bar is not None:
                 bar.update(1)
@@ -332,7 +371,7 @@ def learn(
                 stopped_by = stop["signal"]
                 break
     save()
-    best_pmf = state.best.pmf.numpy().astype(np.float64)
+    best_pmf = state.best.pmf.detach().cpu().numpy().astype(np.float64)
     noise: NoiseDistribution = from_array(best_pmf, problem.step)
     result = certify_learned(
         noise,
@@ -342,6 +381,13 @@ def learn(
         stopped_by=stopped_by,
         accuracy=certify_accuracy,
         compare=compare,
+    )
+    width = state.bucket_width or starting_width(problem)
+    result = attrs.evolve(
+        result,
+        training_bound=state.best.bound,
+        training_width=None if problem.loss == "MA" else width,
+        refinements=tuple(state.refinements),
     )
     for note in result.notes:
         warnings.warn(LearningWarning(note), stacklevel=2)

@@ -50,6 +50,7 @@ SIGMOIDS = 1000
 WARM_START = "gaussian"
 SEED = 0
 CHECKPOINT_EVERY = 100
+REFINE_EVERY: int | None = None
 
 
 def _one_of(choices: tuple[str, ...]):
@@ -217,7 +218,7 @@ class Schedule:
         default=CHECKPOINT_EVERY, converter=lambda v: check_positive_int("checkpoint_every", v)
     )
     refine_every: int | None = attrs.field(
-        default=None, converter=_converter(lambda v: check_positive_int("refine_every", v))
+        default=REFINE_EVERY, converter=_converter(lambda v: check_positive_int("refine_every", v))
     )
 
     def utility_weight_at(self, epoch: int) -> float:

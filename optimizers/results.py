@@ -17,6 +17,7 @@ from accountant.learning.certification import Certificate
 from accountant.learning.gaussian_baseline import GaussianBaseline
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from optimizers.problem import LearningProblem, Schedule
+from optimizers.refinement import Refinement, training_bias
 
 __all__ = ["LearnedNoise", "LearningWarning", "learned_beats"]
 
@@ -89,6 +90,17 @@ class LearnedNoise:
     problem's ``target_delta``; :attr:`notes` says in words what fell short.
     ``history``: training bound, utility loss and objective per epoch. ``stopped_by``:
     the signal (or ``"time limit"``) that ended the run early, if any.
+
+    ``training_bound``: the training bound ``l(p)`` of the learned noise at its best
+    epoch (the smooth bucket delta at ``training_width``, or the Extended MA delta,
+    ``training_width`` then ``None``); :attr:`training_bias` is ``l(p)`` over the learned
+    noise's certified delta ``learned.delta_upper``. For ``loss="ADP"`` it measures the
+    smooth loss's bias (above 1: the run optimised too pessimistic a bound and its noise
+    is larger than needed); for ``"PDP"`` and ``"MA"``, different (larger) bounds than the
+    ADP delta certified, it also includes that bound's own gap. ``refinements``: the
+    halvings of the bucket width during training (``Schedule.refine_every``,
+    :mod:`optimizers.refinement`). ``None`` and ``()`` in results saved before these
+    fields existed.
     """
 
     learned: Certificate
@@ -102,6 +114,17 @@ class LearnedNoise:
     seconds: float
     stopped_by: str | None
     history: dict[str, np.ndarray] = attrs.field(repr=False)
+    training_bound: float | None = None
+    training_width: float | None = None
+    refinements: tuple[Refinement, ...] = attrs.field(default=(), converter=tuple)
+
+    @property
+    def training_bias(self) -> float | None:
+        """``training_bound / learned.delta_upper`` (``None`` without a training bound or
+        when the certified delta is 0)."""
+        if self.training_bound is None:
+            return None
+        return training_bias(self.training_bound, self.learned.delta_upper)
 
     @property
     def returned(self) -> str:
@@ -188,6 +211,10 @@ class LearnedNoise:
             "baseline_note": self.baseline_note,
             "epochs_run": self.epochs_run,
             "best_epoch": self.best_epoch,
+            "training_bound": self.training_bound,
+            "training_bias": self.training_bias,
+            "training_width": self.training_width,
+            "refinements": [r.to_dict() for r in self.refinements],
             "seconds": self.seconds,
             "stopped_by": self.stopped_by,
             "notes": self.notes,
@@ -266,6 +293,9 @@ class LearnedNoise:
             seconds=record["seconds"],
             stopped_by=record["stopped_by"],
             history=history,
+            training_bound=record.get("training_bound"),
+            training_width=record.get("training_width"),
+            refinements=[Refinement.from_dict(r) for r in record.get("refinements", [])],
         )
 
 

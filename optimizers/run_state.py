@@ -13,10 +13,14 @@ from typing import Any
 import attrs
 import torch
 
+from optimizers.refinement import Refinement
+
 __all__ = ["BestNoise", "RunState", "TrainingHistory"]
 
 #: The state entries a checkpoint holds besides the model, optimizer and scheduler.
 RESTORED = ("epoch", "best", "history", "seconds", "utility_scale")
+#: Entries added later: a checkpoint without them restores their defaults.
+OPTIONAL = ("bucket_width", "refinements")
 
 
 @attrs.frozen
@@ -62,7 +66,9 @@ class TrainingHistory:
 @attrs.define(slots=True)
 class RunState:
     """Optimizer and scheduler, the epochs done, the best noise so far, the history, the
-    training seconds and the utility scale ``U(p_0)`` of the target-delta objective."""
+    training seconds, the utility scale ``U(p_0)`` of the target-delta objective, the
+    smooth loss's current ``bucket_width`` (``None``: the problem's, never refined) and
+    the ``refinements`` of it so far (:mod:`optimizers.refinement`)."""
 
     optimizer: torch.optim.Optimizer
     scheduler: Any
@@ -71,6 +77,8 @@ class RunState:
     history: TrainingHistory = attrs.field(factory=TrainingHistory)
     seconds: float = 0.0
     utility_scale: float = 1.0
+    bucket_width: float | None = None
+    refinements: list[Refinement] = attrs.field(factory=list)
 
     def checkpoint_entries(self) -> dict[str, Any]:
         """The checkpoint's entries for this state (plain dicts and lists)."""
@@ -82,13 +90,19 @@ class RunState:
             "history": self.history.to_dict(),
             "seconds": self.seconds,
             "utility_scale": self.utility_scale,
+            "bucket_width": self.bucket_width,
+            "refinements": [r.to_dict() for r in self.refinements],
         }
 
     def restore(self, saved: dict[str, Any]) -> None:
-        """Take the entries of :data:`RESTORED` from a loaded checkpoint (the optimizer's
-        and scheduler's are loaded by the caller, with the model)."""
+        """Take the entries of :data:`RESTORED` and :data:`OPTIONAL` from a loaded
+        checkpoint (the optimizer's and scheduler's are loaded by the caller, with the
+        model)."""
         self.epoch = int(saved["epoch"])
         self.best = None if saved["best"] is None else BestNoise.from_dict(saved["best"])
         self.history = TrainingHistory.from_dict(saved["history"])
         self.seconds = float(saved["seconds"])
         self.utility_scale = float(saved["utility_scale"])
+        width = saved.get("bucket_width")
+        self.bucket_width = None if width is None else float(width)
+        self.refinements = [Refinement.from_dict(r) for r in saved.get("refinements", [])]

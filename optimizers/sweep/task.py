@@ -112,8 +112,12 @@ class RunResult:
     ``resumed_from_epoch`` (0: started from scratch), ``notes`` (the run's
     :class:`~optimizers.results.LearningWarning` and
     :class:`~accountant.errors.CertificationWarning` messages) and ``learned_pmf`` (the
-    learned noise on the problem's grid). Compared by identity (it holds an array);
-    compare :meth:`summary` and ``learned_pmf`` instead."""
+    learned noise on the problem's grid); ``training_bound``, ``training_bias`` and
+    ``training_width``: the learned noise's training bound at its best epoch, its ratio to
+    ``learned_delta_certified`` and the smooth loss's final bucket width
+    (:class:`~optimizers.results.LearnedNoise`; ``None`` in results stored before they
+    existed). Compared by identity (it holds an array); compare :meth:`summary` and
+    ``learned_pmf`` instead."""
 
     task: SweepTask
     delta_certified: float
@@ -132,6 +136,9 @@ class RunResult:
     resumed_from_epoch: int
     notes: tuple[str, ...]
     learned_pmf: np.ndarray = attrs.field(repr=False)
+    training_bound: float | None = None
+    training_bias: float | None = None
+    training_width: float | None = None
 
     @property
     def run_id(self) -> str:
@@ -224,4 +231,7 @@ def run_task(task: SweepTask, checkpoint: str | None = None) -> RunResult | Stop
         resumed_from_epoch=resumed or 0,
         notes=tuple(notes),
         learned_pmf=np.asarray(result.learned.noise.pmf, dtype=np.float64),
+        training_bound=result.training_bound,
+        training_bias=result.training_bias,
+        training_width=result.training_width,
     )

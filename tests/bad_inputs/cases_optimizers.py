@@ -120,6 +120,7 @@ if torch is not None:
         ),
         *each("Schedule", "checkpoint_every", lambda v: Schedule(checkpoint_every=v), POSITIVE_INT),
         *each("Schedule", "model", lambda v: Schedule(model=v), [(None, "got None")]),
+        *each("Schedule", "refine_every", lambda v: Schedule(refine_every=v), POSITIVE_INT),
         # --- learn (refused before any training) -----------------------------------------
         case(
             "learn",
@@ -129,6 +130,12 @@ if torch is not None:
             tag="resume_without_checkpoint",
         ),
         case("learn", "problem", "got dict", lambda tmp: learn({"bound": 4.0}, Schedule())),
+        case(
+            "learn",
+            "refine_every",
+            "got loss='MA'",
+            lambda tmp: learn(_problem(loss="MA"), Schedule(epochs=2, refine_every=1)),
+        ),
         case("learn", "schedule", "got dict", lambda tmp: learn(_problem(), {"epochs": 2})),
         case("learn", "checkpoint", "got int", lambda tmp: learn(_problem(), checkpoint=3)),
         case("learn", "resume", "got 'yes'", lambda tmp: learn(_problem(), resume="yes")),
