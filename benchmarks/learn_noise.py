@@ -172,6 +172,19 @@ def _markdown(rows: list[dict], command: str) -> str:
     return "\n".join(lines)
 
 
+#: The written-by-hand part of learning.md (the evidence behind each headline figure:
+#: warm start, seeds, spread, strongest baseline) starts at this line; regenerating the
+#: table keeps it.
+EVIDENCE_MARKER = "<!-- evidence: written by hand, kept by benchmarks/learn_noise.py -->"
+
+
+def _kept_evidence(page: Path) -> str:
+    """The page's text from :data:`EVIDENCE_MARKER` on ('' if there is none)."""
+    text = page.read_text(encoding="utf-8") if page.is_file() else ""
+    start = text.find(EVIDENCE_MARKER)
+    return "" if start < 0 else "\n" + text[start:]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", default=",".join(RUNS), help="comma-separated run names")
@@ -194,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         f" {a}" for a in (argv if argv is not None else sys.argv[1:])
     )
     (output / "learning.json").write_text(json.dumps(rows, indent=2) + "\n")
-    (output / "learning.md").write_text(_markdown(rows, command) + "\n")
+    page = output / "learning.md"
+    page.write_text(_markdown(rows, command) + "\n" + _kept_evidence(page))
     print(_markdown(rows, command))
     return 0
 

@@ -58,10 +58,29 @@ PARTS: dict[str, list[SweepSpec]] = {  # longest runs first: no idle worker at t
         ),
         SweepSpec(
             epsilons=[0.3],
+            times=[128],
+            utilities=["L2"],
+            target_deltas=[2e-4],
+            seeds=[0, 1, 2, 3, 4],
+            schedule=Schedule(
+                epochs=20000,
+                learning_rate_decay=0.9999,
+                warm_start="model",
+                checkpoint_every=500,
+            ),
+            **PAPER_GRID,
+        ),
+        SweepSpec(
+            epsilons=[0.3],
             times=[8],
             target_deltas=[1e-6],
             seeds=[0, 1, 2, 3, 4],
-            schedule=Schedule(epochs=10000, warm_start="model", checkpoint_every=500),
+            schedule=Schedule(
+                epochs=10000,
+                learning_rate_decay=0.9999,
+                warm_start="model",
+                checkpoint_every=500,
+            ),
             **PAPER_GRID,
         ),
     ],
@@ -86,6 +105,18 @@ PARTS: dict[str, list[SweepSpec]] = {  # longest runs first: no idle worker at t
             bucket_width=0.001,
             schedule=Schedule(epochs=3000),
         )
+    ],
+    "range": [
+        SweepSpec(
+            epsilons=[0.3],
+            times=[8],
+            target_deltas=[1e-6],
+            bound=bound,
+            step=0.5,
+            bucket_width=0.001,
+            schedule=Schedule(epochs=3000),
+        )
+        for bound in (50.0, 75.0, 100.0, 150.0, 250.0)
     ],
 }
 
