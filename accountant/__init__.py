@@ -40,7 +40,12 @@ from accountant.moments.results import (
     PairGradient,
 )
 from accountant.noise import NoiseDistribution
-from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.pairs.pair_maps import (
+    AdditivePairMap,
+    AllShiftsPairMap,
+    SubsampledPairMap,
+    pair_map,
+)
 from accountant.pairs.pld import (
     PrivacyLossDistribution,
     exact_delta,
@@ -57,6 +62,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AccountantError",
     "AdditivePairMap",
+    "AllShiftsPairMap",
     "Bounds",
     "CalibrationPoint",
     "Certificate",

@@ -24,7 +24,12 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
 from optimizers.autograd import buckets_delta, extended_ma_delta
 from optimizers.checkpoints import CheckpointError
 from optimizers.learner import NoiseCollapseError, learn
-from optimizers.models import LogIncrementModel, SigmoidStackModel, build_model
+from optimizers.models import (
+    LogIncrementModel,
+    SigmoidStackModel,
+    SymmetricWeightModel,
+    build_model,
+)
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, LearningWarning
 
@@ -37,6 +42,7 @@ __all__ = [
     "NoiseCollapseError",
     "Schedule",
     "SigmoidStackModel",
+    "SymmetricWeightModel",
     "buckets_delta",
     "build_model",
     "extended_ma_delta",

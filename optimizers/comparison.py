@@ -43,8 +43,11 @@ def certify_learned(
     compare: bool,
 ) -> LearnedNoise:
     """Certify the learned ``noise`` (PrivacyBuckets ADP upper bound at the problem's eps
-    and n), find its truncated-Gaussian baseline at the certified delta (``compare``)
-    and decide which of the two is returned (:class:`~optimizers.results.LearnedNoise`).
+    and n; with ``problem.all_shifts`` the largest over every mix of query differences
+    ``1..sensitivity / step`` grid steps the releases can have, see
+    :mod:`accountant.learning.certification`), find its truncated-Gaussian baseline at the
+    certified delta (``compare``) and decide which of the two is returned
+    (:class:`~optimizers.results.LearnedNoise`).
 
     The learned noise beats the baseline when its utility loss is smaller
     (:func:`~optimizers.results.learned_beats`), or when no truncated Gaussian of the

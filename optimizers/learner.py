@@ -51,8 +51,8 @@ from accountant.validation import check_positive_real
 from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from optimizers.comparison import certify_learned
-from optimizers.models import LogIncrementModel, build_model
-from optimizers.problem import LearningProblem, Schedule
+from optimizers.models import LogIncrementModel, SymmetricWeightModel, build_model
+from optimizers.problem import LearningProblem, Schedule, optimal_warm_start
 from optimizers.refinement import refine_width, starting_width
 from optimizers.results import LearnedNoise, LearningWarning
 from optimizers.run_state import RESTORED, BestNoise, RunState
@@ -134,9 +134,13 @@ def _warm_start_pmf(noise: NoiseDistribution) -> np.ndarray:
 
 
 def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Module:
-    if schedule.model == "increments" and schedule.warm_start == "gaussian":
-        start = _warm_start_gaussian(problem, schedule)
-        return LogIncrementModel.from_pmf(_warm_start_pmf(start))
+    warm = {"increments": LogIncrementModel, "symmetric": SymmetricWeightModel}
+    if schedule.model in warm and schedule.warm_start in ("gaussian", "optimal"):
+        if schedule.warm_start == "optimal":
+            start = optimal_warm_start(problem, schedule)
+        else:
+            start = _warm_start_gaussian(problem, schedule)
+        return warm[schedule.model].from_pmf(_warm_start_pmf(start))
     return build_model(
         schedule.model,
         problem.half_size,
@@ -288,6 +292,7 @@ def _check_arguments(problem, schedule, checkpoint, resume, time_limit, accuracy
             f"refine_every={schedule.refine_every!r} refines the bucket width of a smooth "
             "bucket loss, so it needs problem.loss 'ADP' or 'PDP', got loss='MA'"
         )
+    problem.check_schedule(schedule)
 
 
 def learn(

@@ -1,4 +1,5 @@
-"""Trainable symmetric, monotone noise models (torch modules with float64 parameters).
+"""Trainable symmetric noise models (torch modules with float64 parameters): monotone
+ones, and one that need not be monotone (:class:`SymmetricWeightModel`, last section).
 
 Every model describes a noise pmf on the centred grid of ``2H + 1`` points
 ``x_i = (i - H) * step``, ``i = 0..2H``, where ``H = half_size`` is the number of
@@ -28,7 +29,7 @@ import torch
 from accountant.errors import InvalidInputError
 from accountant.validation import check_pmf, check_positive_int, check_positive_real
 
-__all__ = ["LogIncrementModel", "SigmoidStackModel", "build_model"]
+__all__ = ["LogIncrementModel", "SigmoidStackModel", "SymmetricWeightModel", "build_model"]
 
 #: Floor on ``|A|`` and ``|B_j|`` before taking logs, so that ``log 0`` never appears.
 _MAGNITUDE_FLOOR = 1e-300
@@ -46,7 +47,7 @@ _DEFAULT_LOG_RISE = 4.0
 #: Standard deviation of the seeded perturbation of :class:`LogIncrementModel`'s ``theta``.
 _INIT_NOISE = 0.1
 
-MODEL_NAMES = ("sigmoid", "increments")
+MODEL_NAMES = ("sigmoid", "increments", "symmetric")
 
 
 def _check_generator(generator: Any) -> torch.Generator | None:
@@ -189,6 +190,31 @@ def _as_increments(half_size: int, value: Any) -> torch.Tensor:
     return torch.tensor(np.maximum(array, _INCREMENT_FLOOR), dtype=torch.float64)
 
 
+def _symmetric_pmf(pmf: torch.Tensor | np.ndarray) -> np.ndarray:
+    """``pmf`` as float64 values: odd length ``2H + 1 >= 3``, positive, summing to 1 and
+    symmetric to relative tolerance ``1e-9`` (refused in one line otherwise)."""
+    if isinstance(pmf, torch.Tensor):
+        pmf = pmf.detach().cpu().to(torch.float64).numpy()
+    values = check_pmf("pmf", pmf)
+    if values.size % 2 == 0 or values.size < 3:
+        raise InvalidInputError(
+            f"pmf must have an odd length 2H + 1 >= 3 (a centre point), got length {values.size}"
+        )
+    if (values <= 0.0).any():
+        index = int(np.flatnonzero(values <= 0.0)[0])
+        raise InvalidInputError(
+            f"pmf must be positive everywhere, got {float(values[index])!r} at index {index}"
+        )
+    if not np.allclose(values, values[::-1], rtol=_SYMMETRY_RTOL, atol=0.0):
+        gap = np.abs(values - values[::-1]) / np.maximum(values, values[::-1])
+        index = int(np.argmax(gap))
+        raise InvalidInputError(
+            f"pmf must be symmetric (rtol {_SYMMETRY_RTOL:g}), got relative difference "
+            f"{float(gap[index]):.3g} between index {index} and index {values.size - 1 - index}"
+        )
+    return values
+
+
 class LogIncrementModel(_SymmetricLogWeightModel):
     """Fast model with cost linear in the grid: non-negative log-increments.
 
@@ -237,26 +263,7 @@ class LogIncrementModel(_SymmetricLogWeightModel):
         ``forward()`` returns ``pmf`` to about ``1e-9`` relative (exactly flat parts
         are off by the ``1e-12`` floor per step).
         """
-        if isinstance(pmf, torch.Tensor):
-            pmf = pmf.detach().cpu().to(torch.float64).numpy()
-        values = check_pmf("pmf", pmf)
-        if values.size % 2 == 0 or values.size < 3:
-            raise InvalidInputError(
-                f"pmf must have an odd length 2H + 1 >= 3 (a centre point), got length "
-                f"{values.size}"
-            )
-        if (values <= 0.0).any():
-            index = int(np.flatnonzero(values <= 0.0)[0])
-            raise InvalidInputError(
-                f"pmf must be positive everywhere, got {float(values[index])!r} at index {index}"
-            )
-        if not np.allclose(values, values[::-1], rtol=_SYMMETRY_RTOL, atol=0.0):
-            gap = np.abs(values - values[::-1]) / np.maximum(values, values[::-1])
-            index = int(np.argmax(gap))
-            raise InvalidInputError(
-                f"pmf must be symmetric (rtol {_SYMMETRY_RTOL:g}), got relative difference "
-                f"{float(gap[index]):.3g} between index {index} and index {values.size - 1 - index}"
-            )
+        values = _symmetric_pmf(pmf)
         half = values.size // 2
         left = values[: half + 1]
         falls = np.diff(left) < -_MONOTONE_RTOL * left[1:]
@@ -268,6 +275,58 @@ class LogIncrementModel(_SymmetricLogWeightModel):
             )
         increments = np.maximum(np.diff(np.log(left)), 0.0)
         return cls(half, init_increments=increments)
+
+
+class SymmetricWeightModel(_SymmetricLogWeightModel):
+    """Symmetric noise that need not be monotone: free left-half log-weights.
+
+        ``pmf = softmax(w'_0, ..., w'_{H-1}, w'_H, w'_{H-1}, ..., w'_0)``,
+        ``w'_i = max(w_i, max_k w_k - 690)``
+
+    with ``H + 1`` learned ``w_i`` (``w_H`` the centre). The pmf is positive, sums to 1 and
+    is exactly symmetric for any ``w``, but it may rise away from 0, so the full-sensitivity
+    shift no longer bounds the smaller ones: learn it only for problems that train and
+    certify over every shift (``LearningProblem(all_shifts=True)``). Cost ``O(H)``.
+
+    Initialisation: ``w_i = -4 (H - i) / H`` (a rise of 4 from the edge to the centre, as
+    :class:`LogIncrementModel`), plus ``0.1 * N(0, 1)`` noise drawn from ``generator`` if
+    one is given; :meth:`from_pmf` starts from a given symmetric pmf.
+    """
+
+    def __init__(self, half_size: int, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.half_size = check_positive_int("half_size", half_size)
+        generator = _check_generator(generator)
+        rise = torch.arange(self.half_size + 1, dtype=torch.float64) - self.half_size
+        weights = _DEFAULT_LOG_RISE * rise / self.half_size
+        if generator is not None:
+            noise = torch.randn(self.half_size + 1, dtype=torch.float64, generator=generator)
+            weights = weights + _INIT_NOISE * noise
+        self.weights = torch.nn.Parameter(weights)
+
+    def half_log_weights(self) -> torch.Tensor:
+        """The free log-weights ``w_0..w_H`` (length ``H + 1``; not ordered)."""
+        return self.weights
+
+    def full_log_weights(self) -> torch.Tensor:
+        """``(w'_0, ..., w'_H, w'_{H-1}, ..., w'_0)`` with ``w'_i = max(w_i, max w - 690)``
+        (every ``exp(w'_i - logsumexp)`` stays > 0)."""
+        w = self.half_log_weights()
+        w = torch.maximum(w, w.max().detach() - _LOG_RATIO_FLOOR)
+        return torch.cat([w, torch.flip(w[:-1], dims=(0,))])
+
+    @classmethod
+    def from_pmf(cls, pmf: torch.Tensor | np.ndarray) -> SymmetricWeightModel:
+        """Warm start reproducing a symmetric pmf (odd length ``2H + 1``, positive entries
+        summing to 1, symmetric to relative tolerance ``1e-9``; monotone or not):
+        ``w_i = ln p_i`` on the left half, so ``forward()`` returns ``pmf`` to rounding
+        (its ratios to the largest entry are kept down to ``e^-690``)."""
+        values = _symmetric_pmf(pmf)
+        half = values.size // 2
+        model = cls(half)
+        with torch.no_grad():
+            model.weights.copy_(torch.tensor(np.log(values[: half + 1]), dtype=torch.float64))
+        return model
 
 
 def _check_seed(seed: Any) -> int:
@@ -287,8 +346,9 @@ def build_model(
     """A noise model by name, initialised reproducibly from ``seed``.
 
     ``"sigmoid"``: :class:`SigmoidStackModel` with ``sigmoids`` sigmoids on
-    ``[-bound, 0]``; ``"increments"``: :class:`LogIncrementModel` (``bound`` is then only
-    validated: the model lives on the index grid, step ``bound / half_size``).
+    ``[-bound, 0]``; ``"increments"``: :class:`LogIncrementModel` and ``"symmetric"``:
+    :class:`SymmetricWeightModel` (not monotone) (``bound`` is then only validated: these
+    models live on the index grid, step ``bound / half_size``).
     """
     if not isinstance(name, str) or name not in MODEL_NAMES:
         raise InvalidInputError(
@@ -300,4 +360,6 @@ def build_model(
     generator = torch.Generator().manual_seed(_check_seed(seed))
     if name == "sigmoid":
         return SigmoidStackModel(half_size, bound, sigmoids=sigmoids, generator=generator)
+    if name == "symmetric":
+        return SymmetricWeightModel(half_size, generator=generator)
     return LogIncrementModel(half_size, generator=generator)

@@ -8,14 +8,23 @@ round-trip through plain dicts, which is how checkpoints and saved results recor
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import attrs
 
-from accountant.errors import InvalidInputError
+from accountant.errors import CertificationWarning, InvalidInputError
 from accountant.learning.gaussian_baseline import GaussianBaseline, best_truncated_gaussian
+from accountant.learning.optimal import optimal_noise
 from accountant.learning.training_losses import BOUNDS
-from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.noise import NoiseDistribution
+from accountant.pairs.pair_maps import (
+    AdditivePairMap,
+    AllShiftsPairMap,
+    SubsampledPairMap,
+    check_flag,
+    pair_map,
+)
 from accountant.validation import (
     check_choice,
     check_epsilons,
@@ -26,11 +35,13 @@ from accountant.validation import (
     check_target_delta,
 )
 
-__all__ = ["LearningProblem", "Schedule"]
+__all__ = ["LearningProblem", "Schedule", "optimal_warm_start"]
 
 UTILITIES = ("L1", "L2")
-MODELS = ("increments", "sigmoid")
-WARM_STARTS = ("gaussian", "model")
+MODELS = ("increments", "sigmoid", "symmetric")
+#: Models whose noise need not be monotone: only for problems with ``all_shifts``.
+NON_MONOTONE_MODELS = ("symmetric",)
+WARM_STARTS = ("gaussian", "model", "optimal")
 
 # The defaults of :class:`Schedule`: the one source that ``accountant learn`` (its
 # ``--help`` shows them), the examples and the benchmark read. Chosen on the problems of
@@ -76,9 +87,17 @@ def _epsilon(value: Any) -> float:
 
 @attrs.frozen
 class LearningProblem:
-    """Learn symmetric, monotone noise on the grid ``-bound..bound`` (spacing ``step``)
+    """Learn symmetric noise on the grid ``-bound..bound`` (spacing ``step``)
     for ``times`` releases at ``epsilon``: additive with ``sensitivity``, or DP-SGD with
     sampling rate ``q`` and clipping norm ``sensitivity`` when ``q`` is given.
+
+    ``all_shifts`` (additive only): train and certify over every query difference of
+    ``1..sensitivity / step`` grid steps
+    (:class:`~accountant.pairs.pair_maps.AllShiftsPairMap`), as noise that is not monotone
+    towards 0 needs (SPEC section 4); without it only the full shift is audited, which
+    bounds the smaller ones for symmetric monotone noise alone, so the non-monotone
+    models (``NON_MONOTONE_MODELS``) are refused then. ``to_dict`` omits the key when
+    ``False``, so dicts (and the run ids hashed from them) of other problems are unchanged.
 
     ``utility``: ``"L1"`` or ``"L2"`` (SPEC section 4). ``loss``: the training bound
     ``"ADP"``, ``"PDP"`` (smooth PrivacyBuckets) or ``"MA"`` (Extended MA, with
@@ -110,8 +129,13 @@ class LearningProblem:
     bucket_width: float | None = attrs.field(
         default=None, converter=_converter(lambda v: check_positive_real("bucket_width", v))
     )
+    all_shifts: bool = attrs.field(default=False, converter=lambda v: check_flag("all_shifts", v))
 
     def __attrs_post_init__(self) -> None:
+        if self.all_shifts and self.q is not None:
+            raise InvalidInputError(
+                f"all_shifts=True is for additive noise only, got q={self.q!r} (DP-SGD)"
+            )
         half = self.bound / self.step
         if abs(half - round(half)) > 1e-9 * max(1.0, half) or round(half) < 1:
             raise InvalidInputError(
@@ -138,18 +162,38 @@ class LearningProblem:
         return 2 * self.half_size + 1
 
     @property
-    def pair_map(self) -> AdditivePairMap | SubsampledPairMap:
-        """How the worst-case pair is built from the noise."""
-        return pair_map(self.step, self.sensitivity, self.q)
+    def pair_map(self) -> AdditivePairMap | SubsampledPairMap | AllShiftsPairMap:
+        """How the worst-case pairs are built from the noise (every shift with
+        ``all_shifts``)."""
+        return pair_map(self.step, self.sensitivity, self.q, all_shifts=self.all_shifts)
+
+    def check_schedule(self, schedule: Schedule) -> None:
+        """Refuse, in one line, a schedule this problem cannot be learned with: a
+        non-monotone model without ``all_shifts`` (its full-shift certificate would be
+        unsound), and the ``"optimal"`` warm start (the single-release LP optimum) unless
+        the problem is additive with ``times == 1`` and a ``target_delta``."""
+        if schedule.model in NON_MONOTONE_MODELS and not self.all_shifts:
+            raise InvalidInputError(
+                f"model={schedule.model!r} learns noise that need not be monotone, so it needs "
+                "a problem with all_shifts=True (the full shift alone does not bound smaller "
+                "ones), got all_shifts=False"
+            )
+        if schedule.warm_start == "optimal":
+            _check_single_release(self)
 
     def best_gaussian(self, target_delta: float, accuracy: float = 1e-3) -> GaussianBaseline:
         """The truncated Gaussian of this range and grid with the smallest utility loss whose
         certified delta is at most ``target_delta``
         (:func:`accountant.learning.gaussian_baseline.best_truncated_gaussian`); raises
         :class:`~accountant.errors.InfeasibleTargetError` when none is."""
+        mapping = self.pair_map
+        if isinstance(mapping, AllShiftsPairMap):
+            # A truncated Gaussian is symmetric and falls from 0: the full shift bounds
+            # every smaller one (paper, Theorem "Shift Invariance").
+            mapping = mapping.full_shift
         return best_truncated_gaussian(
             bound=self.bound,
-            pair_map=self.pair_map,
+            pair_map=mapping,
             epsilon=self.epsilon,
             times=self.times,
             target_delta=target_delta,
@@ -158,8 +202,11 @@ class LearningProblem:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values, for JSON."""
-        return attrs.asdict(self)
+        """Plain values, for JSON (``all_shifts`` only when ``True``: see the class)."""
+        values = attrs.asdict(self)
+        if not self.all_shifts:
+            del values["all_shifts"]
+        return values
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> LearningProblem:
@@ -175,10 +222,14 @@ class Schedule:
     ``target_delta``, ``penalty`` weighs the excess of the training bound over
     ``target_delta * (1 - target_margin)`` (the margin leaves room for the difference
     between the smooth training bound and the certified delta); model ``"increments"``
-    (linear cost) or ``"sigmoid"`` (the paper's, with ``sigmoids`` sigmoids);
-    ``warm_start`` ``"gaussian"`` starts the increments model from a truncated Gaussian of
-    standard deviation ``bound / 3`` or, with a ``target_delta``, from the best truncated
-    Gaussian meeting it; ``"model"`` starts from the model's own initialisation.
+    (linear cost), ``"sigmoid"`` (the paper's, with ``sigmoids`` sigmoids) or
+    ``"symmetric"`` (free log-weights, not monotone: problems with ``all_shifts`` only);
+    ``warm_start`` ``"gaussian"`` starts the increments and symmetric models from a
+    truncated Gaussian of standard deviation ``bound / 3`` or, with a ``target_delta``,
+    from the best truncated Gaussian meeting it; ``"optimal"`` starts them from the
+    single-release LP optimum (symmetric, monotone) at ``target_delta * (1 -
+    target_margin)`` (additive problems with ``times == 1`` only); ``"model"`` starts from
+    the model's own initialisation.
     ``checkpoint_every``: epochs between checkpoints. ``refine_every``: with a smooth
     bucket loss (``ADP``/``PDP``), every that many epochs compare the training bound of the
     best noise with its certified delta and halve the bucket width while their ratio
@@ -237,6 +288,42 @@ class Schedule:
     def from_dict(cls, values: dict[str, Any]) -> Schedule:
         """Inverse of :meth:`to_dict`."""
         return cls(**values)
+
+
+def _check_single_release(problem: LearningProblem) -> None:
+    if problem.q is not None or problem.times != 1 or problem.target_delta is None:
+        raise InvalidInputError(
+            "warm_start='optimal' (the single-release LP optimum) needs an additive "
+            f"problem with times=1 and a target_delta, got times={problem.times!r}, "
+            f"q={problem.q!r}, target_delta={problem.target_delta!r}"
+        )
+
+
+def optimal_warm_start(problem: LearningProblem, schedule: Schedule) -> NoiseDistribution:
+    """The warm start ``"optimal"``: the single-release LP optimum
+    (:func:`accountant.learning.optimal.optimal_noise`, symmetric and monotone) of the
+    problem's range, grid, epsilon, sensitivity and utility at the training target
+    ``target_delta * (1 - target_margin)``; only a starting point, never certified as is.
+    Refused (one line) for problems it does not fit (:meth:`LearningProblem.check_schedule`).
+    """
+    if not isinstance(problem, LearningProblem):
+        raise InvalidInputError(f"problem must be a LearningProblem, got {type(problem).__name__}")
+    if not isinstance(schedule, Schedule):
+        raise InvalidInputError(f"schedule must be a Schedule, got {type(schedule).__name__}")
+    problem.check_schedule(schedule)
+    _check_single_release(problem)
+    target = problem.target_delta * (1.0 - schedule.target_margin)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CertificationWarning)  # (solver tolerance ~1e-9)
+        optimum = optimal_noise(
+            problem.bound,
+            problem.step,
+            problem.epsilon,
+            target,
+            problem.sensitivity,
+            utility=problem.utility,
+        )
+    return optimum.noise
 
 
 def _seed(value: Any) -> int:

@@ -3,7 +3,12 @@ pairs themselves (:mod:`~accountant.pairs.worst_case`), maps from a noise to its
 with their gradients (:mod:`~accountant.pairs.pair_maps`), and the privacy-loss
 distribution with exact single-release bounds (:mod:`~accountant.pairs.pld`)."""
 
-from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.pairs.pair_maps import (
+    AdditivePairMap,
+    AllShiftsPairMap,
+    SubsampledPairMap,
+    pair_map,
+)
 from accountant.pairs.pld import (
     PrivacyLossDistribution,
     exact_delta,
@@ -15,6 +20,7 @@ from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
 
 __all__ = [
     "AdditivePairMap",
+    "AllShiftsPairMap",
     "PrivacyLossDistribution",
     "SubsampledPairMap",
     "WorstCasePair",

@@ -12,6 +12,12 @@ applied to the gradients with respect to the pair's masses ``A`` and ``B``:
 
 A learner holds one of these maps and asks it for the pair of the current noise and
 for the noise gradient of a bound; it never builds pairs itself.
+
+:class:`AllShiftsPairMap` stands for every additive shift ``1..m`` at once (SPEC section 4:
+noise that is not symmetric and monotone must be audited over every grid shift a query of
+sensitivity ``m * step`` can make); it hands out one :class:`AdditivePairMap` per shift,
+and the bounds built on it (:func:`~accountant.learning.training_losses.noise_bound`,
+:func:`~accountant.learning.certification.certify`) take the worst case.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from accountant.validation import (
     shown,
 )
 
-__all__ = ["AdditivePairMap", "SubsampledPairMap", "pair_map"]
+__all__ = ["AdditivePairMap", "AllShiftsPairMap", "SubsampledPairMap", "pair_map"]
 
 
 def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> np.ndarray:
@@ -59,11 +65,20 @@ def _check_gradient(name: str, gradient: np.ndarray, size: int, steps: int) -> n
     return values
 
 
+def check_flag(name: str, value: object) -> bool:
+    """``True`` or ``False`` (numpy bools too), never read as truthiness."""
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidInputError(f"{name} must be True or False, got {shown(value)}")
+    return bool(value)
+
+
 def _optional_step(value: object) -> float | None:
     return None if value is None else check_positive_real("step", value)
 
 
-def _check_grid(mapping: AdditivePairMap | SubsampledPairMap, noise: object) -> NoiseDistribution:
+def _check_grid(
+    mapping: AdditivePairMap | SubsampledPairMap | AllShiftsPairMap, noise: object
+) -> NoiseDistribution:
     """The noise, if its grid step is the one the map was built for (a map built with
     :func:`pair_map` counts its shift in steps of that grid: on another grid the same
     ``steps`` would be another sensitivity, and the audit would silently be of it)."""
@@ -128,14 +143,69 @@ class SubsampledPairMap:
         return grad_a[:head] + (1.0 - self.q) * grad_b[:head] + self.q * grad_b[self.steps :]
 
 
+@attrs.frozen
+class AllShiftsPairMap:
+    """Additive noise under every query difference of ``1..steps`` grid steps (a query of
+    sensitivity ``steps * step`` moves by any of them; ``step`` as for
+    :class:`AdditivePairMap`).
+
+    The pair of shift ``s`` is ``A = (p, 0_s)``, ``B = (0_s, p)``; the negative shift
+    ``-s`` gives the flipped pair ``(B, A)`` up to relabelling outcomes, and for symmetric
+    noise the same pair as ``+s``. Symmetric noise falling monotonically from 0 needs only
+    the full shift (paper, Theorem "Shift Invariance"): :meth:`shifts` then returns
+    ``(steps,)``. That shortcut is taken only for exact symmetry and monotonicity
+    (no tolerance), so every other noise is audited over all ``steps`` shifts.
+    """
+
+    steps: int = attrs.field(converter=lambda v: check_positive_int("steps", v))
+    step: float | None = attrs.field(default=None, kw_only=True, converter=_optional_step)
+
+    @property
+    def full_shift(self) -> AdditivePairMap:
+        """The map of the shift by the whole sensitivity (``steps`` grid steps)."""
+        return AdditivePairMap(self.steps, step=self.step)
+
+    def shift_map(self, shift: int) -> AdditivePairMap:
+        """The map of the shift by ``shift`` grid steps, ``1 <= shift <= steps``."""
+        shift = check_positive_int("shift", shift)
+        if shift > self.steps:
+            raise InvalidInputError(
+                f"shift must be at most the sensitivity's {self.steps} grid steps, got {shift}"
+            )
+        return AdditivePairMap(shift, step=self.step)
+
+    def shifts(self, noise: NoiseDistribution) -> tuple[int, ...]:
+        """The shifts (in grid steps) an audit of ``noise`` must cover: ``(steps,)`` for
+        exactly symmetric noise that never rises away from 0, else ``1..steps``."""
+        noise = _check_grid(self, noise)
+        if noise.is_symmetric(rtol=0.0, atol=0.0) and noise.is_monotone(rtol=0.0):
+            return (self.steps,)
+        return tuple(range(1, self.steps + 1))
+
+    def pairs(self, noise: NoiseDistribution) -> tuple[WorstCasePair, ...]:
+        """The pair of every shift of :meth:`shifts`, in that order."""
+        noise = _check_grid(self, noise)
+        return tuple(WorstCasePair._additive(noise, s) for s in self.shifts(noise))
+
+
 def pair_map(
-    step: float, sensitivity: float, q: float | None = None
-) -> AdditivePairMap | SubsampledPairMap:
+    step: float, sensitivity: float, q: float | None = None, *, all_shifts: bool = False
+) -> AdditivePairMap | SubsampledPairMap | AllShiftsPairMap:
     """The pair map for noise on a grid with spacing ``step``: additive with
     ``sensitivity`` (a whole number of steps), or the DP-SGD mixture with sampling rate
-    ``q`` and clipping norm ``sensitivity`` when ``q`` is given. The map remembers
-    ``step`` and refuses noise on another grid."""
+    ``q`` and clipping norm ``sensitivity`` when ``q`` is given. With ``all_shifts``
+    (additive only): every shift ``1..sensitivity / step`` grid steps
+    (:class:`AllShiftsPairMap`). The map remembers ``step`` and refuses noise on another
+    grid."""
+    all_shifts = check_flag("all_shifts", all_shifts)
     probe = NoiseDistribution(pmf=np.ones(1), step=step, start=0.0)
     if q is None:
-        return AdditivePairMap(probe.shift_steps(sensitivity), step=probe.step)
+        steps = probe.shift_steps(sensitivity)
+        if all_shifts:
+            return AllShiftsPairMap(steps, step=probe.step)
+        return AdditivePairMap(steps, step=probe.step)
+    if all_shifts:
+        raise InvalidInputError(
+            f"all_shifts=True is for additive noise only, got q={shown(q)} (DP-SGD)"
+        )
     return SubsampledPairMap(probe.shift_steps(sensitivity, name="clip"), q, step=probe.step)

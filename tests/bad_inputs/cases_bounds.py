@@ -6,10 +6,12 @@ import numpy as np
 
 from accountant import (
     AdditivePairMap,
+    AllShiftsPairMap,
     InfeasibleTargetError,
     SubsampledPairMap,
     best_truncated_laplace,
     best_truncated_staircase,
+    certify,
     kl_divergence,
     noise,
     pair_map,
@@ -36,6 +38,9 @@ from tests.bad_inputs.catalogue import (
     case,
     each,
 )
+
+# symmetric, not monotone: every shift counts (C(4 + 21 - 1, 21) = 2024 mixes for 21 releases)
+BUMPS = noise.from_array([0.1, 0.05, 0.2, 0.3, 0.2, 0.05, 0.1], 0.5)
 
 BOUND_CASES = [
     # --- certify -----------------------------------------------------------------------
@@ -187,7 +192,38 @@ BOUND_CASES = [
         [(0.75, "clip=0.75 is not a whole number of grid steps")],
     ),
     *each("pair_map", "q", lambda v: pair_map(0.5, 1.0, v), Q),
+    *each("pair_map", "all_shifts", lambda v: pair_map(0.5, 1.0, all_shifts=v), [(1, "got 1")]),
+    case(
+        "pair_map",
+        "all_shifts",
+        "got q=0.1",
+        lambda tmp: pair_map(0.5, 1.0, 0.1, all_shifts=True),
+        tag="with_q",
+    ),
     *each("AdditivePairMap", "steps", AdditivePairMap, POSITIVE_INT),
+    *each("AllShiftsPairMap", "steps", AllShiftsPairMap, POSITIVE_INT),
+    *each("AllShiftsPairMap", "step", lambda v: AllShiftsPairMap(2, step=v), NOT_POSITIVE),
+    *each(
+        "AllShiftsPairMap",
+        "shift",
+        lambda v: AllShiftsPairMap(2).shift_map(v),
+        [(3, "got 3"), (0, "got 0"), (1.5, "got 1.5")],
+    ),
+    case("AllShiftsPairMap", "noise", "got list", lambda tmp: AllShiftsPairMap(1).pairs([1.0])),
+    case(
+        "AllShiftsPairMap",
+        "noise",
+        "grid step 0.5",
+        lambda tmp: AllShiftsPairMap(1, step=0.25).shifts(TG),
+        tag="other_grid",
+    ),
+    case(
+        "certify",
+        "times",
+        "times=21",
+        lambda tmp: certify(BUMPS, AllShiftsPairMap(4), epsilon=1.0, times=21),
+        tag="too_many_shift_mixes",
+    ),
     *each("SubsampledPairMap", "steps", lambda v: SubsampledPairMap(v, 0.5), POSITIVE_INT[:3]),
     *each("SubsampledPairMap", "q", lambda v: SubsampledPairMap(1, v), Q),
     case("AdditivePairMap", "noise", "got list", lambda tmp: AdditivePairMap(1).pair([1.0])),
