@@ -9,17 +9,21 @@ Parts (every run certified by PrivacyBuckets, compared with the best truncated G
 at the same certified delta):
 
 * ``optimality``: ``fig:optimality_graph`` and ``fig:different_eps``. The additive pair on
-  the paper's grid ``[-500, 500]`` (step 0.5, sensitivity 1), eps 0.1, 0.3 and 1, n = 1,
-  8, 32 and 128, U_L1 and U_L2, each learned for certified delta 1e-2, 1e-4 and 1e-6
-  with ``l^ADP`` (72 runs). The paper draws its points by varying the utility weight;
+  the paper's grid ``[-500, 500]`` (step 0.5, sensitivity 1), n = 1, 8, 32 and 128,
+  U_L1 and U_L2, learned with ``l^ADP`` for certified delta 1e-2, 1e-4 and 1e-6 at eps
+  0.3, for 1e-4 at eps 0.1 and 1, and for all three at eps 0.1 and 1 for n = 128, U_L2
+  (44 runs). The paper draws its points by varying the utility weight;
   here each point is a target delta (``docs/learning.md``), warm-started from the best
   truncated Gaussian, 3,000 epochs.
 * ``dpsgd``: ``fig:dp_sgd``. The DP-SGD pair (q 0.1, clipping norm 1), eps 0.3, U_L1,
   n = 8, 32 and 128 and the same three target deltas on ``[-20, 20]`` (step 0.05); the
   paper's ``[-500, 500]`` at step 0.5 puts a few grid points inside one sigma (9 runs).
 * ``seeds``: the headline points from a cold start (``warm_start="model"``), seeds 0-4:
-  n = 8 U_L1 at delta 1e-6 (10,000 epochs) and n = 128 U_L2 at delta 2e-4 (20,000
-  epochs), on the paper's grid (10 runs).
+  n = 128 U_L2 at delta 2e-4, 20,000 epochs, with the learner's default learning-rate
+  decay 0.999 and with 0.9999; n = 8 U_L1 at delta 1e-6, 10,000 epochs, decay 0.9999;
+  on the paper's grid (15 runs).
+* ``range``: n = 8 U_L1 at delta 1e-6 (eps 0.3) on ranges 50, 75, 100, 150 and 250
+  (step 0.5), beside the range 500 of ``optimality`` (5 runs).
 
 Results go to ``--store`` (default ``docs/sweep``); running again skips finished runs
 and continues interrupted ones from their checkpoints. ``python
@@ -85,14 +89,30 @@ PARTS: dict[str, list[SweepSpec]] = {  # longest runs first: no idle worker at t
         ),
     ],
     "optimality": [
-        SweepSpec(
-            epsilons=[0.1, 0.3, 1.0],
+        SweepSpec(  # fig:optimality_graph: every n and utility at three targets
+            epsilons=[0.3],
             times=[1, 8, 32, 128],
             utilities=["L1", "L2"],
             target_deltas=TARGETS,
             schedule=Schedule(epochs=3000),
             **PAPER_GRID,
-        )
+        ),
+        SweepSpec(  # the eps grid of the issue at one target
+            epsilons=[0.1, 1.0],
+            times=[1, 8, 32, 128],
+            utilities=["L1", "L2"],
+            target_deltas=[1e-4],
+            schedule=Schedule(epochs=3000),
+            **PAPER_GRID,
+        ),
+        SweepSpec(  # fig:different_eps: n = 128, U_L2, the other two targets
+            epsilons=[0.1, 1.0],
+            times=[128],
+            utilities=["L2"],
+            target_deltas=[1e-2, 1e-6],
+            schedule=Schedule(epochs=3000),
+            **PAPER_GRID,
+        ),
     ],
     "dpsgd": [
         SweepSpec(

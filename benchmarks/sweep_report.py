@@ -25,16 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from sweep_curves import PARTS  # noqa: E402  (this directory is on sys.path)
+
 from accountant import (  # noqa: E402
     InfeasibleTargetError,
     best_truncated_laplace,
     best_truncated_staircase,
-    from_array,
     pair_map,
-    truncated_gaussian,
 )
 from accountant.learning.divergence import kl_divergence  # noqa: E402
-from benchmarks.sweep_curves import PARTS  # noqa: E402
+from accountant.noise import from_array, truncated_gaussian  # noqa: E402
 from optimizers.sweep import RunResult, SweepStore  # noqa: E402
 from optimizers.sweep.curves import plot_utility_curves, select, utility_curves  # noqa: E402
 
@@ -152,18 +152,20 @@ def _seeds(runs: list[RunResult], warm: dict[str, RunResult], cache: dict) -> li
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     summary = []
-    groups: dict[str, list[RunResult]] = {}
+    groups: dict[tuple[str, str], list[RunResult]] = {}
     for r in runs:
-        p = r.task.problem
-        groups.setdefault(f"n{p.times}-{p.utility} delta {p.target_delta:g}", []).append(r)
-    for point, group in groups.items():
+        p, schedule = r.task.problem, r.task.schedule
+        point = f"n{p.times}-{p.utility} delta {p.target_delta:g}"
+        how = f"{schedule.epochs} epochs, decay {schedule.learning_rate_decay:g}"
+        groups.setdefault((point, how), []).append(r)
+    for (point, how), group in groups.items():
         ratios, strongest_ratios = [], []
         for r in group:
             extra = _baselines(r, cache)
             name, best = _strongest(r, extra)
             kl = _kl(r) if r.task.problem.utility == "L2" else None
             lines.append(
-                f"| {point} | {r.seed} | {r.epochs_run} | {r.best_epoch} "
+                f"| {point}, {how} | {r.seed} | {r.epochs_run} | {r.best_epoch} "
                 f"| {r.learned_delta_certified:.4g} | {r.learned_utility:.5g} "
                 f"| {_g(r.gaussian_utility)} | {_ratio(r.learned_utility, r.gaussian_utility)} "
                 f"| {name} | {_ratio(r.learned_utility, best)} | {_g(kl, 3)} |"
@@ -172,18 +174,14 @@ def _seeds(runs: list[RunResult], warm: dict[str, RunResult], cache: dict) -> li
                 ratios.append(r.learned_utility / r.gaussian_utility)
             if best is not None:
                 strongest_ratios.append(r.learned_utility / best)
-        summary.append((point, group, ratios, strongest_ratios, warm.get(point)))
+        summary.append((f"{point}, {how}", group, ratios, strongest_ratios, warm.get(point)))
     lines += ["", "| point | seeds | learned / Gaussian: mean (sd) [min, max] "
-              "| learned / strongest: mean (sd) | warm start (seed 0, 3,000 epochs) |",
+              "| learned / strongest: mean (sd) | warm start: learned / Gaussian |",
               "|---|---|---|---|---|"]  # fmt: skip
     for point, group, ratios, strongest, start in summary:
-        warm_text = (
-            "-"
-            if start is None
-            else (f"{start.learned_utility / start.gaussian_utility:.4f} (learned / Gaussian)")
-        )
         lines.append(
-            f"| {point} | {len(group)} | {_spread(ratios)} | {_spread(strongest)} | {warm_text} |"
+            f"| {point} | {len(group)} | {_spread(ratios)} | {_spread(strongest)} "
+            f"| {start or '-'} |"
         )
     return lines
 
@@ -289,17 +287,52 @@ def main(argv: list[str] | None = None) -> int:
         "the last column is the warm-started run of the same point.",
         "",
     ]
-    warm = {}
+    warm = {}  # point -> the warm-started run's learned / Gaussian
+    for row in json.loads((ROOT / "docs" / "learning.json").read_text(encoding="utf-8")):
+        p = row["problem"]
+        if p["q"] is None and row.get("utility_over_gaussian") is not None:
+            point = f"n{p['times']}-{p['utility']} delta {p['target_delta']:g}"
+            warm[point] = (
+                f"{row['utility_over_gaussian']:.4f} (docs/learning.md, "
+                f"{row['schedule']['epochs']} epochs)"
+            )
     for r in optimality:
         p = r.task.problem
-        warm[f"n{p.times}-{p.utility} delta {p.target_delta:g}"] = r
+        if r.gaussian_utility is not None and p.epsilon == 0.3:
+            point = f"n{p.times}-{p.utility} delta {p.target_delta:g}"
+            warm[point] = f"{r.learned_utility / r.gaussian_utility:.4f} (this sweep)"
     lines += [*_seeds(seeds, warm, cache), ""]
+    ranged = _part(results, "range") + select(optimality, epsilon=0.3, times=8, utility="L1",
+                                              target_delta=1e-6)  # fmt: skip
+    lines += [
+        "## The range: n = 8, U_L1, delta 1e-6",
+        "",
+        "The same problem learned on ranges `[-R, R]` (step 0.5), warm-started, 3,000 epochs: "
+        "what a hard limit on the noise costs. See also "
+        "[Learning beyond the paper](learning-beyond.md#learning-the-range).",
+        "",
+        "| R | certified delta | learned U | Gaussian U | Laplace U | staircase U "
+        "| learned / strongest | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(ranged, key=lambda r: r.task.problem.bound):
+        extra = _baselines(r, cache)
+        name, best = _strongest(r, extra)
+        ratio = _ratio(r.learned_utility, best) + (f" ({name})" if best is not None else "")
+        lines.append(
+            f"| {r.task.problem.bound:g} | {r.learned_delta_certified:.4g} "
+            f"| {r.learned_utility:.5g} | {_g(r.gaussian_utility)} "
+            f"| {_g(extra.get('Laplace'))} | {_g(extra.get('staircase'))} | {ratio} "
+            f"| {_met(r)} |"
+        )
+    lines.append("")
     lines += [
         "## Every run of the grid",
         "",
-        "eps 0.1, 0.3, 1; n = 1, 8, 32, 128; U_L1 and U_L2; targets 1e-2, 1e-4, 1e-6. "
-        "*met* says whether the certified delta meets the target (a target no truncated "
-        "noise of the range reaches is missed, and the Gaussian column is then `-`).",
+        "n = 1, 8, 32, 128; U_L1 and U_L2; targets 1e-2, 1e-4 and 1e-6 at eps 0.3, 1e-4 "
+        "at eps 0.1 and 1 (and all three for n = 128, U_L2). *met* says whether the "
+        "certified delta meets the target (a target no truncated noise of the range "
+        "reaches is missed, and the Gaussian column is then `-`).",
         "",
         *_grid_table(optimality, cache),
         "",
