@@ -185,6 +185,12 @@ def register(subparsers) -> None:
         help="no progress bar (it is drawn on a terminal only)",
     )
     output.add_argument("--json", action="store_true", help="print the summary as JSON")
+    output.add_argument(
+        "--device",
+        default="cpu",
+        help="torch device of the model and the training tensors: cpu, cuda or cuda:N; the "
+        "training bound and the certificate are computed on the CPU",
+    )
     parser.set_defaults(func=run)
 
 
@@ -373,6 +379,7 @@ def _learn(args: argparse.Namespace, problem: LearningProblem, schedule: Schedul
             resume=args.resume,
             progress=not args.no_progress and progress_enabled(sys.stderr),
             compare=not args.no_compare,
+            device=args.device,
         )
         optimum = _single_release_optimum(result)
         if args.output is not None:

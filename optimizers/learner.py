@@ -51,6 +51,7 @@ from accountant.validation import check_positive_real
 from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from optimizers.comparison import certify_learned
+from optimizers.devices import check_device
 from optimizers.models import LogIncrementModel, SymmetricWeightModel, build_model
 from optimizers.problem import LearningProblem, Schedule, optimal_warm_start
 from optimizers.refinement import refine_width, starting_width
@@ -153,11 +154,11 @@ def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Mod
 class _Objective:
     """The training objective and the utility loss of a pmf tensor."""
 
-    def __init__(self, problem: LearningProblem, schedule: Schedule):
+    def __init__(self, problem: LearningProblem, schedule: Schedule, device: torch.device):
         self.problem = problem
         self.schedule = schedule
         grid = problem.step * torch.arange(-problem.half_size, problem.half_size + 1)
-        self.grid = grid.to(torch.float64)
+        self.grid = grid.to(torch.float64).to(device)
         self.options: dict[str, Any] = {"bound": problem.loss, "epsilon": problem.epsilon}
         self.options["times"] = problem.times
         if problem.loss == "MA":
@@ -305,6 +306,7 @@ def learn(
     certify_accuracy: float = 1e-3,
     compare: bool = True,
     time_limit: float | None = None,
+    device: str | torch.device | None = None,
 ) -> LearnedNoise:
     """Learn noise for ``problem`` by ``schedule`` (module docstring), certify it and
     compare it with the best truncated Gaussian (``compare``).
@@ -315,7 +317,10 @@ def learn(
     another problem or schedule). ``time_limit``: seconds of training after which the
     run stops as if interrupted (``stopped_by="time limit"``). ``progress``: a progress
     bar on stderr (throttled: see :func:`_progress_bar`). Raises
-    :class:`NoiseCollapseError` when the training bound reaches ``0.99``.
+    :class:`NoiseCollapseError` when the training bound reaches ``0.99``. ``device``: where
+    the model and the training tensors live (``None``: the CPU; ``"cuda"``, ``"cuda:1"``
+    or a :class:`torch.device`, see :func:`optimizers.devices.check_device`); the training
+    bound and the certificate are computed on the CPU whatever the device.
 
     Issues a :class:`~optimizers.results.LearningWarning` for each of the result's
     ``notes``: its certified delta misses ``problem.target_delta``, or the learned noise
@@ -323,9 +328,10 @@ def learn(
     """
     schedule = Schedule() if schedule is None else schedule
     _check_arguments(problem, schedule, checkpoint, resume, time_limit, certify_accuracy)
+    device = check_device(device)
     torch.manual_seed(schedule.seed)
-    model = _initial_model(problem, schedule)
-    objective = _Objective(problem, schedule)
+    model = _initial_model(problem, schedule).to(device)
+    objective = _Objective(problem, schedule, device)
     state = _new_state(model, schedule)
     if resume:
         _restore(checkpoint, problem, schedule, model, state)

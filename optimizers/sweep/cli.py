@@ -122,6 +122,12 @@ def register(subparsers) -> None:
     run.add_argument("--scheduler", default=None, help="Dask scheduler address ([cluster])")
     run.add_argument("--workers", type=int, default=None, help="local pool size (default: CPUs)")
     run.add_argument("--no-checkpoints", action="store_true", help="restart runs from scratch")
+    run.add_argument(
+        "--device",
+        default="cpu",
+        help="torch device the runs train on: cpu, cuda or cuda:N; not part of the run ids "
+        "(default: cpu)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(func=main)
@@ -240,6 +246,7 @@ def main(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=not args.no_progress,
         checkpoints=not args.no_checkpoints,
+        device=args.device,
     )
     if args.json:
         record = {

@@ -29,6 +29,7 @@ import attrs
 from accountant.errors import InvalidInputError
 from accountant.report.terminal import progress_enabled
 from accountant.validation import check_positive_int, shown
+from optimizers.devices import check_device
 from optimizers.sweep.spec import SweepSpec
 from optimizers.sweep.store import SweepStore
 from optimizers.sweep.task import RunResult, StoppedRun, SweepTask, run_task
@@ -76,14 +77,19 @@ def _outcome(future: Any) -> RunResult | StoppedRun | BaseException:
         return exc
 
 
-def _local_pool(jobs: list[Job], workers: int | None) -> Iterator[tuple[SweepTask, Any]]:
-    """Run ``jobs`` on a spawn-context process pool; yields ``(task, outcome)`` as each
-    finishes. On Ctrl-C, queued runs are cancelled and running ones (which stop at their
-    next epoch) are still yielded before the interrupt is raised again."""
+def _local_pool(
+    jobs: list[Job], workers: int | None, device: str | None
+) -> Iterator[tuple[SweepTask, Any]]:
+    """Run ``jobs`` on a spawn-context process pool, training on ``device``; yields
+    ``(task, outcome)`` as each finishes. On Ctrl-C, queued runs are cancelled and
+    running ones (which stop at their next epoch) are still yielded before the interrupt
+    is raised again."""
     count = min(workers or os.cpu_count() or 1, len(jobs))
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(count, mp_context=context, initializer=_ignore_sigint) as pool:
-        futures = {pool.submit(run_task, task, checkpoint): task for task, checkpoint in jobs}
+        futures = {
+            pool.submit(run_task, task, checkpoint, device): task for task, checkpoint in jobs
+        }
         done = set()
         try:
             for future in as_completed(futures):
@@ -105,16 +111,16 @@ def import_distributed() -> Any:
     return distributed
 
 
-def _dask(jobs: list[Job], scheduler: Any) -> Iterator[tuple[SweepTask, Any]]:
+def _dask(jobs: list[Job], scheduler: Any, device: str | None) -> Iterator[tuple[SweepTask, Any]]:
     """Run ``jobs`` on the Dask cluster of ``scheduler`` (an address, or a client that
-    is left open); yields ``(task, outcome)`` as each finishes."""
+    is left open), training on ``device``; yields ``(task, outcome)`` as each finishes."""
     distributed = import_distributed()
     own = isinstance(scheduler, str)
     client = distributed.Client(scheduler) if own else scheduler
     futures = {}
     try:
         for task, checkpoint in jobs:
-            future = client.submit(run_task, task, checkpoint, pure=False)
+            future = client.submit(run_task, task, checkpoint, device, pure=False)
             futures[future.key] = (future, task)
         for future in distributed.as_completed([f for f, _ in futures.values()]):
             yield futures[future.key][1], _outcome(future)
@@ -194,6 +200,7 @@ def run_sweep(
     workers: int | None = None,
     progress: bool = True,
     checkpoints: bool = True,
+    device: str | None = None,
 ) -> SweepOutcome:
     """Run every run of ``spec`` not yet in ``store`` (module docstring).
 
@@ -206,10 +213,16 @@ def run_sweep(
     (``"tcp://host:8786"``) or a ``distributed.Client`` (then ``workers`` must be
     ``None``). ``progress``: a bar over the whole sweep on stderr, drawn only on a
     terminal. ``checkpoints``: runs write checkpoints to the store and an interrupted
-    run continues from its checkpoint; else it starts again from scratch.
+    run continues from its checkpoint; else it starts again from scratch. ``device``: the
+    torch device every run trains on (``None``: the CPU; see
+    :func:`optimizers.devices.check_device`; with a Dask scheduler its availability is
+    checked on the workers). It is not part of the run ids: a run gives the same result
+    (up to floating-point rounding on a GPU) wherever it trains.
     """
     flags = {"progress": progress, "checkpoints": checkpoints}
     _check_arguments(spec, store, scheduler, workers, flags)
+    if device is not None:
+        device = str(check_device(device, available=scheduler is None))
     store = store if isinstance(store, SweepStore) else SweepStore(store)
     tasks = _tasks(spec)
     skipped = tuple(t.run_id for t in tasks if store.is_finished(t.run_id))
@@ -220,7 +233,10 @@ def run_sweep(
     ]
     ran, stopped, failed = [], [], []
     if jobs:
-        runner = _local_pool(jobs, workers) if scheduler is None else _dask(jobs, scheduler)
+        if scheduler is None:
+            runner = _local_pool(jobs, workers, device)
+        else:
+            runner = _dask(jobs, scheduler, device)
         with _progress(len(tasks), len(skipped), progress) as bar:
             for task, outcome in runner:
                 if isinstance(outcome, RunResult):

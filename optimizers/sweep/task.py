@@ -184,10 +184,14 @@ def _checkpoint_epoch(path: Path, task: SweepTask) -> int | None:
         return None
 
 
-def run_task(task: SweepTask, checkpoint: str | None = None) -> RunResult | StoppedRun:
-    """Run ``task`` (no progress bar); with ``checkpoint`` (a file path), checkpoints are
-    written there and a readable checkpoint of this task found there is resumed (one
-    that is unreadable or of another run is replaced: the run starts from scratch)."""
+def run_task(
+    task: SweepTask, checkpoint: str | None = None, device: str | None = None
+) -> RunResult | StoppedRun:
+    """Run ``task`` (no progress bar) on the torch ``device`` (``None``: the CPU; not part
+    of the task: see :func:`optimizers.learner.learn`); with ``checkpoint`` (a file path),
+    checkpoints are written there and a readable checkpoint of this task found there is
+    resumed (one that is unreadable or of another run is replaced: the run starts from
+    scratch)."""
     started = time.perf_counter()
     path = None if checkpoint is None else Path(checkpoint)
     resumed = 0 if path is None else _checkpoint_epoch(path, task)
@@ -202,6 +206,7 @@ def run_task(task: SweepTask, checkpoint: str | None = None) -> RunResult | Stop
             checkpoint=path,
             resume=bool(resumed),
             progress=False,
+            device=device,
         )
     if result.stopped_by is not None:
         return StoppedRun(task=task, stopped_by=result.stopped_by, epochs_run=result.epochs_run)

@@ -157,6 +157,17 @@ if torch is not None:
             tag="resume_without_checkpoint",
         ),
         case("learn", "problem", "got dict", lambda tmp: learn({"bound": 4.0}, Schedule())),
+        *each(
+            "learn",
+            "device",
+            lambda v: learn(_problem(), Schedule(epochs=2), device=v),
+            [
+                ("gpu", "device='gpu' is not a device torch knows"),
+                ("mps", "device='mps' is not supported"),
+                ("cuda:99", "device='cuda:99'"),  # no GPU, or fewer than 100
+                (3, "got int: 3"),
+            ],
+        ),
         case(
             "learn",
             "refine_every",
