@@ -52,8 +52,8 @@ from optimizers.autograd import noise_bound_tensor
 from optimizers.checkpoints import CheckpointError, load_checkpoint, save_checkpoint
 from optimizers.comparison import certify_learned
 from optimizers.devices import check_device
-from optimizers.models import LogIncrementModel, SymmetricWeightModel, build_model
-from optimizers.problem import LearningProblem, Schedule, optimal_warm_start
+from optimizers.models import WARM_STARTABLE, build_model
+from optimizers.problem import LearningProblem, Schedule, warm_start_noise
 from optimizers.refinement import refine_width, starting_width
 from optimizers.results import LearnedNoise, LearningWarning
 from optimizers.run_state import RESTORED, BestNoise, RunState
@@ -135,13 +135,9 @@ def _warm_start_pmf(noise: NoiseDistribution) -> np.ndarray:
 
 
 def _initial_model(problem: LearningProblem, schedule: Schedule) -> torch.nn.Module:
-    warm = {"increments": LogIncrementModel, "symmetric": SymmetricWeightModel}
-    if schedule.model in warm and schedule.warm_start in ("gaussian", "optimal"):
-        if schedule.warm_start == "optimal":
-            start = optimal_warm_start(problem, schedule)
-        else:
-            start = _warm_start_gaussian(problem, schedule)
-        return warm[schedule.model].from_pmf(_warm_start_pmf(start))
+    start = warm_start_noise(problem, schedule, _warm_start_gaussian)  # (checks the pair)
+    if start is not None:
+        return WARM_STARTABLE[schedule.model].from_pmf(_warm_start_pmf(start))
     return build_model(
         schedule.model,
         problem.half_size,
@@ -293,7 +289,6 @@ def _check_arguments(problem, schedule, checkpoint, resume, time_limit, accuracy
             f"refine_every={schedule.refine_every!r} refines the bucket width of a smooth "
             "bucket loss, so it needs problem.loss 'ADP' or 'PDP', got loss='MA'"
         )
-    problem.check_schedule(schedule)
 
 
 def learn(

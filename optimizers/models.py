@@ -315,6 +315,11 @@ class SymmetricWeightModel(_SymmetricLogWeightModel):
         w = torch.maximum(w, w.max().detach() - _LOG_RATIO_FLOOR)
         return torch.cat([w, torch.flip(w[:-1], dims=(0,))])
 
+    def forward(self) -> torch.Tensor:
+        """``pmf = softmax(w')``: positive, symmetric, length ``2H + 1``; not necessarily
+        monotone towards 0."""
+        return torch.softmax(self.full_log_weights(), dim=0)
+
     @classmethod
     def from_pmf(cls, pmf: torch.Tensor | np.ndarray) -> SymmetricWeightModel:
         """Warm start reproducing a symmetric pmf (odd length ``2H + 1``, positive entries
@@ -327,6 +332,10 @@ class SymmetricWeightModel(_SymmetricLogWeightModel):
         with torch.no_grad():
             model.weights.copy_(torch.tensor(np.log(values[: half + 1]), dtype=torch.float64))
         return model
+
+
+#: The models a warm start can set to a given pmf (their ``from_pmf``), by name.
+WARM_STARTABLE = {"increments": LogIncrementModel, "symmetric": SymmetricWeightModel}
 
 
 def _check_seed(seed: Any) -> int:

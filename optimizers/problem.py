@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -35,7 +36,7 @@ from accountant.validation import (
     check_target_delta,
 )
 
-__all__ = ["LearningProblem", "Schedule", "optimal_warm_start"]
+__all__ = ["LearningProblem", "Schedule", "optimal_warm_start", "warm_start_noise"]
 
 UTILITIES = ("L1", "L2")
 MODELS = ("increments", "sigmoid", "symmetric")
@@ -171,7 +172,8 @@ class LearningProblem:
         """Refuse, in one line, a schedule this problem cannot be learned with: a
         non-monotone model without ``all_shifts`` (its full-shift certificate would be
         unsound), and the ``"optimal"`` warm start (the single-release LP optimum) unless
-        the problem is additive with ``times == 1`` and a ``target_delta``."""
+        the model starts from a pmf and the problem is additive with ``times == 1`` and a
+        ``target_delta``."""
         if schedule.model in NON_MONOTONE_MODELS and not self.all_shifts:
             raise InvalidInputError(
                 f"model={schedule.model!r} learns noise that need not be monotone, so it needs "
@@ -179,6 +181,11 @@ class LearningProblem:
                 "ones), got all_shifts=False"
             )
         if schedule.warm_start == "optimal":
+            if schedule.model not in ("increments", "symmetric"):
+                raise InvalidInputError(
+                    "warm_start='optimal' starts the 'increments' or 'symmetric' model from "
+                    f"a pmf, got model={schedule.model!r}"
+                )
             _check_single_release(self)
 
     def best_gaussian(self, target_delta: float, accuracy: float = 1e-3) -> GaussianBaseline:
@@ -324,6 +331,23 @@ def optimal_warm_start(problem: LearningProblem, schedule: Schedule) -> NoiseDis
             utility=problem.utility,
         )
     return optimum.noise
+
+
+def warm_start_noise(
+    problem: LearningProblem,
+    schedule: Schedule,
+    gaussian: Callable[[LearningProblem, Schedule], NoiseDistribution],
+) -> NoiseDistribution | None:
+    """Check ``schedule`` against ``problem`` (:meth:`LearningProblem.check_schedule`: a
+    non-monotone model needs ``all_shifts``), then the noise the model starts from:
+    ``None`` when it starts from its own initialisation (``warm_start="model"``, or the
+    sigmoid model), :func:`optimal_warm_start` for ``"optimal"``, ``gaussian(problem,
+    schedule)`` for ``"gaussian"``."""
+    problem.check_schedule(schedule)
+    if schedule.model not in ("increments", "symmetric") or schedule.warm_start == "model":
+        return None
+    warm = optimal_warm_start if schedule.warm_start == "optimal" else gaussian
+    return warm(problem, schedule)
 
 
 def _seed(value: Any) -> int:

@@ -143,7 +143,7 @@ def _all_shift_bounds(
 ) -> tuple[Bounds, str]:
     """The bracket of the worst multiset of shifts (by upper bound) and a description."""
     pairs: dict[int, WorstCasePair] = {}
-    worst: tuple[Bounds, tuple[int, ...]] | None = None
+    found: list[tuple[Bounds, tuple[int, ...]]] = []
     for combination in shift_combinations(noise, pair_map, times):
         composed = buckets
         for shift, count in sorted(Counter(combination).items()):
@@ -151,10 +151,9 @@ def _all_shift_bounds(
                 pairs[shift] = _signed_pair(noise, pair_map, shift)
             composed = composed.compose(pairs[shift], times=count)
         bounds = composed.delta(epsilon) if kind == "ADP" else composed.delta_pdp(epsilon)
-        if worst is None or float(bounds.upper) > float(worst[0].upper):
-            worst = (bounds, combination)
-    assert worst is not None  # (at least one shift, so at least one combination)
-    bounds, combination = worst
+        found.append((bounds, combination))
+    # (the first of the largest upper bounds; there is at least one shift)
+    bounds, combination = max(found, key=lambda item: float(item[0].upper))
     mix = ", ".join(f"{count} x {shift}" for shift, count in sorted(Counter(combination).items()))
     covered = pair_map.shifts(noise)
     span = f"{covered[0]}" if len(covered) == 1 else f"1..{covered[-1]}"

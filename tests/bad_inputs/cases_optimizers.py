@@ -120,6 +120,15 @@ if torch is not None:
             ),
             tag="optimal_for_two_releases",
         ),
+        case(
+            "learn",
+            "warm_start",
+            "got model='sigmoid'",
+            lambda tmp: learn(
+                _problem(times=1), Schedule(epochs=1, model="sigmoid", warm_start="optimal")
+            ),
+            tag="optimal_for_the_sigmoid_model",
+        ),
         # --- Schedule ------------------------------------------------------------------
         *each("Schedule", "epochs", lambda v: Schedule(epochs=v), POSITIVE_INT[1:]),
         *each(
