@@ -72,6 +72,17 @@ def test_a_warm_start_whose_tails_underflow_still_starts_at_the_gaussian():
     assert np.isfinite(result.delta) and result.delta < 2e-3
 
 
+def test_the_seed_enters_a_cold_start_only():
+    # docs/learning.md: a warm start (the best truncated Gaussian) is deterministic, so
+    # its runs are the same for every seed; a cold start draws its initial noise from it.
+    def pmf(**changes):
+        return learn(_problem(), _schedule(epochs=5, **changes), progress=False).learned.noise.pmf
+
+    np.testing.assert_array_equal(pmf(seed=0), pmf(seed=1))
+    cold = pmf(seed=0, warm_start="model"), pmf(seed=1, warm_start="model")
+    assert not np.array_equal(*cold)
+
+
 def test_the_utility_weight_narrows_the_noise():
     # Without a target the warm start is sigma = bound / 3; weight 0.5 favours utility.
     problem = _problem(target_delta=None)
