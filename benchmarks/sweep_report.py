@@ -36,7 +36,13 @@ from accountant import (  # noqa: E402
 from accountant.learning.divergence import kl_divergence  # noqa: E402
 from accountant.noise import from_array, truncated_gaussian  # noqa: E402
 from optimizers.sweep import RunResult, SweepStore  # noqa: E402
-from optimizers.sweep.curves import plot_utility_curves, select, utility_curves  # noqa: E402
+from optimizers.sweep.curves import (  # noqa: E402
+    Curve,
+    CurvePoint,
+    plot_utility_curves,
+    select,
+    utility_curves,
+)
 
 FAMILIES = {"Laplace": best_truncated_laplace, "staircase": best_truncated_staircase}
 
@@ -102,7 +108,7 @@ def _grid_table(runs: list[RunResult], cache: dict) -> list[str]:
     ]
     for r in runs:
         p = r.task.problem
-        extra = _baselines(r, cache) if p.q is None else {}
+        extra = _baselines(r, cache)
         name, best = _strongest(r, extra)
         ratio = _ratio(r.learned_utility, best) + (f" ({name})" if best is not None else "")
         lines.append(
@@ -119,10 +125,36 @@ def _met(result: RunResult) -> str:
     return {None: "-", True: "yes", False: "**no**"}[result.met_target]
 
 
-def _figure(runs: list[RunResult], by: str, output: Path, name: str, title: str) -> str:
+def _laplace_curves(runs: list[RunResult], by: str, cache: dict) -> list[Curve]:
+    """The truncated Laplace at each run's learned certified delta (its own certified
+    delta is at most that), per value of ``by``; runs it cannot reach add no point."""
+    curves = []
+    for value in sorted({getattr(r.task.problem, by) for r in runs}):
+        points = [
+            CurvePoint(delta=r.learned_delta_certified, utility=laplace, run_id=r.run_id)
+            for r in runs
+            if getattr(r.task.problem, by) == value
+            and (laplace := _baselines(r, cache).get("Laplace")) is not None
+        ]
+        if points:
+            label = utility_curves([r for r in runs if getattr(r.task.problem, by) == value],
+                                   by)[0].label  # fmt: skip
+            ordered = tuple(sorted(points, key=lambda p: p.delta))
+            curves.append(Curve(label=label, kind="Laplace", value=value, points=ordered))
+    return curves
+
+
+def _figure(
+    runs: list[RunResult], by: str, output: Path, name: str, title: str, cache: dict | None = None
+) -> str:
+    """The curves of ``runs`` grouped by ``by`` (with the truncated Laplace's when a
+    baseline ``cache`` is given) as ``figures/curves-<name>.png``."""
     path = output.parent / "figures" / f"curves-{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    plot_utility_curves(utility_curves(runs, by), str(path), title=title)
+    curves = utility_curves(runs, by)
+    if cache is not None:
+        curves += _laplace_curves(runs, by, cache)
+    plot_utility_curves(curves, str(path), title=title)
     return f"![{title}](figures/{path.name})"
 
 
@@ -243,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             output,
             "optimality-L1",
             "U_L1 against certified delta, eps 0.3",
+            cache,
         ),
         "",
         _figure(
@@ -276,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "## `fig:dp_sgd`: DP-SGD, q 0.1, clipping norm 1, eps 0.3, U_L1",
         "",
-        _figure(dpsgd, "times", output, "dpsgd", "DP-SGD (q 0.1), U_L1 against certified delta"),
+        _figure(
+            dpsgd, "times", output, "dpsgd", "DP-SGD (q 0.1), U_L1 against certified delta", cache
+        ),
         "",
         *_grid_table(dpsgd, cache),
         "",

@@ -29,6 +29,8 @@ from optimizers.sweep.task import RunResult
 
 __all__ = ["Curve", "CurvePoint", "plot_utility_curves", "select", "utility_curves"]
 
+#: Line and marker of each kind of curve (other kinds: dotted, triangles).
+STYLES = {"learned": ("-", "o"), "Gaussian": ("--", "x")}
 #: The problem fields results can be selected and grouped by.
 FIELDS = tuple(a.name for a in attrs.fields(LearningProblem))
 
@@ -44,8 +46,9 @@ class CurvePoint:
 
 @attrs.frozen(kw_only=True)
 class Curve:
-    """Points of one ``kind`` (``"learned"`` or ``"Gaussian"``) for one value of the
-    grouping field (``label``, e.g. ``"n = 8"``), sorted by delta."""
+    """Points of one ``kind`` (``"learned"``, ``"Gaussian"``, or another baseline a
+    caller adds, e.g. ``"Laplace"``) for one value of the grouping field (``label``,
+    e.g. ``"n = 8"``), sorted by delta."""
 
     label: str
     kind: str
@@ -111,7 +114,7 @@ def utility_curves(results: Sequence[RunResult], by: str) -> list[Curve]:
 def plot_utility_curves(curves: Sequence[Curve], path: str, *, title: str = "") -> None:
     """Utility loss against certified delta (log scale), one colour per group: learned
     noise solid with dots, truncated Gaussian dashed with crosses (as the paper's
-    ``fig:optimality_graph``)."""
+    ``fig:optimality_graph``), any other baseline dotted with triangles."""
     plt = pyplot()
     figure, axes = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     colours: dict[str, Any] = {}
@@ -119,12 +122,12 @@ def plot_utility_curves(curves: Sequence[Curve], path: str, *, title: str = "") 
         colour = colours.setdefault(curve.label, f"C{len(colours) % 10}")
         deltas = [p.delta for p in curve.points]
         utilities = [p.utility for p in curve.points]
-        learned = curve.kind == "learned"
+        line, marker = STYLES.get(curve.kind, (":", "^"))
         axes.plot(
             deltas,
             utilities,
-            ls="-" if learned else "--",
-            marker="o" if learned else "x",
+            ls=line,
+            marker=marker,
             color=colour,
             lw=1.3,
             label=f"{curve.label}, {curve.kind}",
