@@ -153,7 +153,7 @@ def _add_schedule(parser: argparse.ArgumentParser) -> None:
         "--refine-every",
         int,
         "every N epochs, halve the bucket width of --loss ADP/PDP while the training bound "
-        "of the best noise exceeds its certified delta by more than 2%% (default: never)",
+        "of the best noise is off its certified delta by more than 2%% (default: never)",
     )
 
 

@@ -240,7 +240,7 @@ class Schedule:
     ``checkpoint_every``: epochs between checkpoints. ``refine_every``: with a smooth
     bucket loss (``ADP``/``PDP``), every that many epochs compare the training bound of the
     best noise with its certified delta and halve the bucket width while their ratio
-    exceeds ``1 + tolerance`` (:mod:`optimizers.refinement`); ``None``: never. The defaults
+    is off 1 by more than the tolerance (:mod:`optimizers.refinement`); ``None``: never. The defaults
     are the module constants (``EPOCHS``, ``LEARNING_RATE``, ...), which ``accountant
     learn`` shares.
     """

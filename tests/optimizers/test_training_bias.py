@@ -167,13 +167,20 @@ def test_refine_width_halves_while_the_bias_exceeds_the_tolerance():
 
 def test_a_pdp_loss_is_compared_with_a_certified_pdp_delta():
     # The smooth PDP loss (0.273 at width 0.25) is far above the certified ADP delta
-    # (0.114) but not above the certified PDP delta (0.284): nothing to refine.
+    # (0.114) but 4 % *below* the certified PDP delta (0.284): an underestimate, which
+    # is refined too, against the PDP certificate.
     problem = _biased(loss="PDP")
     noise = truncated_gaussian(6.0, problem.bound, problem.step)
     bound_at = _bound_at(problem, noise.pmf, "PDP")
     adp = certify(noise, problem.pair_map, epsilon=1.0, times=32).delta_upper
+    pdp = certify(
+        noise, problem.pair_map, epsilon=1.0, times=32, kind="PDP", accuracy=CHECK_ACCURACY
+    ).delta_upper
     assert bound_at(0.25) > 2.0 * adp
-    assert refine_width(noise.pmf, problem, 0.25, bound_at(0.25), bound_at, epoch=3) == []
+    assert bound_at(0.25) < (1.0 - TOLERANCE) * pdp
+    steps = refine_width(noise.pmf, problem, 0.25, bound_at(0.25), bound_at, epoch=3)
+    assert steps and all(s.certified_delta == pdp for s in steps)
+    assert all(abs(s.bias - 1.0) > TOLERANCE for s in steps)
 
 
 def test_the_command_line_prints_the_training_bound_and_its_bias(capsys):
