@@ -240,9 +240,9 @@ class Schedule:
     ``checkpoint_every``: epochs between checkpoints. ``refine_every``: with a smooth
     bucket loss (``ADP``/``PDP``), every that many epochs compare the training bound of the
     best noise with its certified delta and halve the bucket width while their ratio
-    is off 1 by more than the tolerance (:mod:`optimizers.refinement`); ``None``: never. The defaults
-    are the module constants (``EPOCHS``, ``LEARNING_RATE``, ...), which ``accountant
-    learn`` shares.
+    is off 1 by more than the tolerance (:mod:`optimizers.refinement`); ``None``: never.
+    The defaults are the module constants (``EPOCHS``, ``LEARNING_RATE``, ...), which
+    ``accountant learn`` shares.
     """
 
     epochs: int = attrs.field(default=EPOCHS, converter=lambda v: check_positive_int("epochs", v))
