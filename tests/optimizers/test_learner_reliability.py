@@ -202,62 +202,6 @@ def test_sigterm_through_the_api_stops_cleanly_and_resumes(tmp_path):
 # ---------------------------------------------------------------------------------------
 # (b2) a run refining its bucket width (Schedule.refine_every) resumes exactly
 
-#: The smooth ADP loss of this problem at width 0.25 overestimates delta by about 25 %,
-#: so the refinement at epoch 10 halves the width (tests/optimizers/test_training_bias.py).
-BIASED = {"bound": 20.0, "step": 0.5, "epsilon": 1.0, "times": 32, "bucket_width": 0.25}
-
-
-def _refining(epochs: int, refine_every: int | None = 10) -> Schedule:
-    return _schedule(epochs=epochs, learning_rate=0.05, refine_every=refine_every)
-
-
-def _same_run(resumed, whole) -> None:
-    np.testing.assert_array_equal(resumed.learned.noise.pmf, whole.learned.noise.pmf)
-    for key in ("bound", "utility", "objective"):
-        np.testing.assert_array_equal(resumed.history[key], whole.history[key])
-    assert resumed.refinements == whole.refinements
-    assert resumed.training_bound == whole.training_bound
-    assert resumed.training_width == whole.training_width
-    assert resumed.best_epoch == whole.best_epoch
-
-
-@pytest.fixture(scope="module")
-def refined_whole():
-    problem = _problem(**BIASED, target_delta=0.1)
-    return learn(problem, _refining(30), progress=False, compare=False)
-
-
-# 7: before the first refinement; 10: the first run refines at its last epoch; 17: after.
-@pytest.mark.parametrize("first", [7, 10, 17])
-def test_a_refining_run_resumed_from_its_checkpoint_equals_an_uninterrupted_one(
-    tmp_path, refined_whole, first
-):
-    problem, path = _problem(**BIASED, target_delta=0.1), tmp_path / "run.ckpt"
-    assert refined_whole.refinements and refined_whole.refinements[0].epoch == 10
-    part = learn(problem, _refining(first), checkpoint=path, progress=False, compare=False)
-    assert len(part.refinements) == (0 if first < 10 else len(refined_whole.refinements))
-    resumed = learn(
-        problem, _refining(30), checkpoint=path, resume=True, progress=False, compare=False
-    )
-    _same_run(resumed, refined_whole)
-
-
-def test_a_checkpoint_written_before_refinement_existed_still_resumes(tmp_path):
-    problem, path = _problem(**BIASED, target_delta=0.1), tmp_path / "run.ckpt"
-    whole = learn(problem, _refining(20, None), progress=False, compare=False)
-    learn(problem, _refining(9, None), checkpoint=path, progress=False, compare=False)
-
-    def older(state) -> None:
-        del state["bucket_width"], state["refinements"]
-        del state["schedule"]["refine_every"]
-
-    _tampered(path, path, older)
-    resumed = learn(
-        problem, _refining(20, None), checkpoint=path, resume=True, progress=False, compare=False
-    )
-    _same_run(resumed, whole)
-
-
 # ---------------------------------------------------------------------------------------
 # (c) corrupted or mismatched checkpoints
 
