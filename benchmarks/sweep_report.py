@@ -137,6 +137,19 @@ def _strongest(result: RunResult, extra: dict) -> tuple[str, float | None]:
     return name, found[name]
 
 
+def _result_cells(result: RunResult, cache: dict) -> str:
+    """``| certified delta | learned U | Gaussian U | Laplace U | staircase U | learned /
+    strongest | met |`` of one run."""
+    extra = _baselines(result, cache)
+    name, best = _strongest(result, extra)
+    ratio = _ratio(result.learned_utility, best) + (f" ({name})" if best is not None else "")
+    return (
+        f"| {result.learned_delta_certified:.4g} | {result.learned_utility:.5g} "
+        f"| {_g(result.gaussian_utility)} | {_g(extra.get('Laplace'))} "
+        f"| {_g(extra.get('staircase'))} | {ratio} | {_met(result)} |"
+    )
+
+
 def _grid_table(runs: list[RunResult], cache: dict) -> list[str]:
     lines = [
         "| eps | n | U | target | certified delta | learned U | Gaussian U | Laplace U "
@@ -145,15 +158,9 @@ def _grid_table(runs: list[RunResult], cache: dict) -> list[str]:
     ]
     for r in runs:
         p = r.task.problem
-        extra = _baselines(r, cache)
-        name, best = _strongest(r, extra)
-        ratio = _ratio(r.learned_utility, best) + (f" ({name})" if best is not None else "")
         lines.append(
             f"| {p.epsilon:g} | {p.times} | {p.utility} | {p.target_delta:g} "
-            f"| {r.learned_delta_certified:.4g} | {r.learned_utility:.5g} "
-            f"| {_g(r.gaussian_utility)} | {_g(extra.get('Laplace'))} "
-            f"| {_g(extra.get('staircase'))} | {ratio} | {_met(r)} | {r.best_epoch} "
-            f"| {r.training_seconds:.0f} |"
+            f"{_result_cells(r, cache)} {r.best_epoch} | {r.training_seconds:.0f} |"
         )
     return lines
 
@@ -389,15 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(ranged, key=lambda r: r.task.problem.bound):
-        extra = _baselines(r, cache)
-        name, best = _strongest(r, extra)
-        ratio = _ratio(r.learned_utility, best) + (f" ({name})" if best is not None else "")
-        lines.append(
-            f"| {r.task.problem.bound:g} | {r.learned_delta_certified:.4g} "
-            f"| {r.learned_utility:.5g} | {_g(r.gaussian_utility)} "
-            f"| {_g(extra.get('Laplace'))} | {_g(extra.get('staircase'))} | {ratio} "
-            f"| {_met(r)} |"
-        )
+        lines.append(f"| {r.task.problem.bound:g} {_result_cells(r, cache)}")
     lines.append("")
     lines += [
         "## Every run of the grid",
