@@ -1,5 +1,6 @@
-"""The layout the architecture page promises: small modules, no private names imported
-across subpackages, ``optimizers`` on the public API of ``accountant`` only."""
+"""The layout the architecture page promises: one concept per module (a module far past
+:data:`MAX_LINES` holds several), no private names imported across subpackages,
+``optimizers`` on the public API of ``accountant`` only."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_LINES = 400
+#: Not a size rule (modules are cut by concept, never to meet a count): a module this long
+#: almost surely holds more than one concept.
+MAX_LINES = 1500
 
 
 def _modules(package: str) -> list[Path]:
@@ -34,7 +37,7 @@ def _private(module: str, name: str) -> bool:
     return any(part.startswith("_") for part in module.split(".")) or name.startswith("_")
 
 
-def test_no_module_is_over_400_lines():
+def test_no_module_is_far_past_one_concept():
     long = {
         str(p.relative_to(ROOT)): n
         for p in _modules("accountant") + _modules("optimizers")

@@ -28,13 +28,3 @@ def test_ruff_lint_is_clean():
 def test_ruff_format_is_clean():
     result = _ruff("format", "--check")
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_modules_stay_small():
-    long_files = [
-        (str(path.relative_to(ROOT)), n)
-        for package in ("accountant", "optimizers")
-        for path in (ROOT / package).rglob("*.py")
-        if (n := len(path.read_text().splitlines())) > 450
-    ]
-    assert not long_files

@@ -108,6 +108,7 @@ class PrivacyBuckets(ComposedReleases):
 
     def _start(self, direction: str) -> StartingWidth:
         """Rung 0 of ``direction`` (:func:`~accountant.buckets.widths.initial_width`)."""
+        direction = self._canonical(direction)
         starts = self._memo.starts
         if direction not in starts:
             stats = [
@@ -139,14 +140,26 @@ class PrivacyBuckets(ComposedReleases):
     # -- composing ----------------------------------------------------------------------
 
     def _composed(self, direction: str, width: float, tilt: float = 0.0) -> BucketedPLD:
+        """The composition of ``direction`` at ``width`` and ``tilt`` (memoised). When
+        every release is the same in both directions, B/A is A/B's composition, whichever
+        direction was asked for first: an answer never depends on earlier queries."""
+        direction = self._canonical(direction)
         composed, key = self._memo.composed, (direction, width, tilt)
         if key not in composed:
-            other = ("B/A" if direction == "A/B" else "A/B", width, tilt)
-            if other in composed and all(c.source.same_directions() for c in self.components):
-                composed[key] = composed[other]
-            else:
-                composed[key] = self._compose_at(direction, width, tilt)
+            composed[key] = self._compose_at(direction, width, tilt)
         return composed[key]
+
+    def _canonical(self, direction: str) -> str:
+        """``"A/B"`` for ``"B/A"`` when every release is the same in both directions (then
+        one composition, one plan and one start serve both), else ``direction``."""
+        if direction == "B/A":
+            if self._memo.same_directions is None:
+                self._memo.same_directions = all(
+                    c.source.same_directions() for c in self.components
+                )
+            if self._memo.same_directions:
+                return "A/B"
+        return direction
 
     def _single(self, direction: str, width: float, rounds: bool):
         """``make(i)``: release ``i`` bucketed (or rounded, if ``rounds``) at ``width``;
@@ -191,6 +204,7 @@ class PrivacyBuckets(ComposedReleases):
     def _plan(self, direction: str, width: float) -> RoundedPlan | None:
         """The first pass of composing rounded releases at once (cached; ``None`` when
         rounding does not apply or the composition does not fit at once)."""
+        direction = self._canonical(direction)
         plans, key = self._memo.plans, (direction, width)
         if key not in plans:
             plan: Any = None

@@ -8,7 +8,9 @@ its own table keyed by what it depends on (the components are fixed per accounta
   apply, or the budget error that pass raised, so that it is not repeated);
 - ``composed``: the composition at ``(direction, width, tilt)``;
 - ``store``: rounded releases kept between the two passes
-  (:mod:`~accountant.buckets.release_store`).
+  (:mod:`~accountant.buckets.release_store`);
+- ``same_directions``: whether every release is the same in both directions (``None``:
+  not yet asked); then B/A is served by A/B's entries.
 
 Entries are only ever added; every one is a pure function of its key and the components.
 """
@@ -32,3 +34,4 @@ class EngineMemo:
     plans: dict[tuple[str, float], Any] = attrs.field(factory=dict)
     composed: dict[tuple[str, float, float], Any] = attrs.field(factory=dict)
     store: ReleaseStore = attrs.field(factory=lambda: ReleaseStore(0))
+    same_directions: bool | None = None

@@ -118,6 +118,11 @@ class RoundedPlan:
         stop = last
         if math.isfinite(high):
             stop = min(last, math.ceil((high - offset_low) / width) + 1)
+        if start > stop:
+            # The two tails overlap: all the finite A-mass lies below ``low`` or above
+            # ``high`` (at most ``2 tail_mass`` in all, e.g. a finite part that underflows).
+            # One entry between them keeps each cut tail within its bound.
+            start = stop = max(first, stop)
         if stop - start + 1 > max_buckets // 2:
             raise BucketBudgetError(stop - start + 1)
         return cls(

@@ -122,8 +122,26 @@ def pld_statistics(pld: PrivacyLossDistribution, tail_mass: float) -> LossStatis
 class PLDRelease:
     """A release given by its privacy-loss distribution (both directions)."""
 
-    def __init__(self, a_over_b: PrivacyLossDistribution, description: str = "pld"):
-        self._plds = {"A/B": a_over_b, "B/A": a_over_b.reversed()}
+    def __init__(
+        self,
+        a_over_b: PrivacyLossDistribution,
+        description: str = "pld",
+        b_over_a: PrivacyLossDistribution | None = None,
+    ):
+        """``b_over_a``: the other direction when it is known from the pair (its mass
+        bounds are then those of the pair's exact sums); default ``a_over_b.reversed()``.
+
+        When the two directions have the same losses and masses but other certified mass
+        bounds (a symmetric PLD given by arrays, whose reversal bounds its masses anew),
+        both take the hull of the two bounds: sound for each, and then the directions are
+        the same to the last bit, so one composition serves both."""
+        b_over_a = a_over_b.reversed() if b_over_a is None else b_over_a
+        if a_over_b.mass_logs != b_over_a.mass_logs and _same_masses(a_over_b, b_over_a):
+            logs = a_over_b.mass_logs.hull(b_over_a.mass_logs)
+            a_over_b = attrs.evolve(a_over_b, mass_logs=logs)
+            b_over_a = attrs.evolve(b_over_a, mass_logs=logs)
+        self._plds = {"A/B": a_over_b, "B/A": b_over_a}
+        self._same = a_over_b.mass_logs == b_over_a.mass_logs and _same_masses(a_over_b, b_over_a)
         self.description = description
         self._moments: dict = {}  # tail moments of rounded releases, kept between passes
 
@@ -158,13 +176,19 @@ class PLDRelease:
         return rounded
 
     def same_directions(self) -> bool:
-        first, second = self._plds["A/B"], self._plds["B/A"]
-        return (
-            first.distinguishing_mass == second.distinguishing_mass
-            and np.array_equal(first.losses, second.losses)
-            and np.array_equal(first.mass_a, second.mass_a)
-            and np.array_equal(first.mass_b, second.mass_b)
-        )
+        """Whether the two directions are the same PLD to the last bit, the certified
+        logs of their masses included."""
+        return self._same
+
+
+def _same_masses(first: PrivacyLossDistribution, second: PrivacyLossDistribution) -> bool:
+    """The same losses, masses and distinguishing mass, to the last bit."""
+    return (
+        first.distinguishing_mass == second.distinguishing_mass
+        and np.array_equal(first.losses, second.losses)
+        and np.array_equal(first.mass_a, second.mass_a)
+        and np.array_equal(first.mass_b, second.mass_b)
+    )
 
 
 def estimated_span(stats: list[tuple[LossStatistics, int]]) -> float:
@@ -179,7 +203,11 @@ def release_source(mechanism: Any) -> ReleaseSource:
     """What PrivacyBuckets composes for ``mechanism``: a pair's or a PLD's
     :class:`PLDRelease`, an analytic mechanism's ``bucket_release()``."""
     if isinstance(mechanism, WorstCasePair):
-        return PLDRelease(privacy_loss_distribution(mechanism, "A/B"), mechanism.description)
+        return PLDRelease(
+            privacy_loss_distribution(mechanism, "A/B"),
+            mechanism.description,
+            privacy_loss_distribution(mechanism, "B/A"),
+        )
     if isinstance(mechanism, PrivacyLossDistribution):
         return PLDRelease(mechanism, "privacy-loss distribution")
     if isinstance(mechanism, AnalyticMechanism):

@@ -255,6 +255,20 @@ def test_explicit_subnormal_masses_epsilon_beyond_the_float_exponent() -> None:
     assert exact_delta(pair, single) <= target and 700.0 < single < 710.0
 
 
+@pytest.mark.parametrize("times", [64, 70, 500])
+def test_a_finite_part_that_underflows_under_composition(times: int) -> None:
+    """One finite outcome of A-mass 1e-300 (the rest distinguishing): after 64 or more
+    releases its composed A-mass is far below the tail mass, the Chernoff window of the
+    rounded composition is empty, and this raised OverflowError before the fix in
+    ``buckets/rounded_plan.py``. Both directions are all distinguishing mass but for
+    ``1e-300 ** times`` (A/B) or ``1 - (1 - 1e-300) ** times`` (B/A): delta is 1 at every
+    eps to double precision."""
+    pair = WorstCasePair(a=np.array([1.0, 1e-300, 0.0]), b=np.array([0.0, 1.0, 1e-300]))
+    found = PrivacyBuckets(accuracy=1e-2).compose(pair, times).delta(np.array([0.0, 5.0]))
+    assert (found.lower <= 1.0).all() and (found.upper >= 1.0 - 1e-15).all(), found
+    assert (found.lower >= 1.0 - 1e-12).all(), found
+
+
 # ---------------------------------------------------------------------------------------
 # nearly degenerate noise (1 - 1e-12 at 0) and one-point noise
 
