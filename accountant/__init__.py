@@ -57,6 +57,8 @@ from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
 from accountant.results import Bounds, EpsilonBounds
 from accountant.storage import load_accountant, save_accountant
 
+#: The one place the version is written: pyproject.toml reads this literal
+#: ([tool.setuptools.dynamic]); ``optimizers.__version__`` and ``accountant --version`` are it.
 __version__ = "0.1.0"
 
 __all__ = [

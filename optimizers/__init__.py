@@ -21,6 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         "from a checkout)"
     ) from exc
 
+import accountant
 from optimizers.autograd import buckets_delta, extended_ma_delta
 from optimizers.checkpoints import CheckpointError
 from optimizers.learner import NoiseCollapseError, learn
@@ -33,6 +34,9 @@ from optimizers.models import (
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, LearningWarning
 
+#: The distribution's version: ``optimizers`` ships in it, next to ``accountant``.
+__version__ = accountant.__version__
+
 __all__ = [
     "CheckpointError",
     "LearnedNoise",
@@ -43,6 +47,7 @@ __all__ = [
     "Schedule",
     "SigmoidStackModel",
     "SymmetricWeightModel",
+    "__version__",
     "buckets_delta",
     "build_model",
     "extended_ma_delta",

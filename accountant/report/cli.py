@@ -6,7 +6,10 @@ entry-point group ``accountant.commands``; it receives the subparsers object and
 own subcommand, setting ``func`` to the function that runs it. Plugins are loaded lazily:
 their names come from the installed metadata, and a plugin is imported only when its
 subcommand is run (or its ``--help`` is asked for), so ``accountant --help`` and
-``accountant audit`` never import it (nor torch).
+``accountant audit`` never import it (nor torch). The one-line help that
+``accountant --help`` shows for a plugin it has not imported is kept here for the
+plugins of this distribution (``learn``, ``sweep``); a third-party plugin is listed with a
+pointer to ``accountant NAME --help``.
 
 Every error is one line on stderr, ``accountant: error: <message naming the option>``,
 with exit status 2, never a traceback (see :mod:`accountant.report.terminal`).
@@ -20,13 +23,26 @@ import sys
 from collections.abc import Collection, Sequence
 from importlib.metadata import EntryPoint, entry_points
 
+import accountant
 from accountant.errors import AccountantError
 from accountant.report.terminal import check_output_path, error_line
 
 __all__ = ["ENTRY_POINT_GROUP", "build_parser", "check_output_path", "main"]
 
 ENTRY_POINT_GROUP = "accountant.commands"
-_BUILT_IN = ("audit", "calibrate")
+#: The distribution whose plugins ``_PLUGIN_SUMMARIES`` describes.
+_DISTRIBUTION = "truncated-noise-accountant"
+#: Subcommands of the ``accountant`` command itself; a plugin cannot take these names.
+_BUILT_IN = ("audit", "calibrate", "sample")
+
+#: One-line help of the plugins this distribution installs (its ``accountant.commands``
+#: entry points in pyproject.toml), shown by ``accountant --help`` without importing them:
+#: an entry point carries no text. Each is the ``help`` its plugin registers (a test checks
+#: that they agree).
+_PLUGIN_SUMMARIES: dict[str, str] = {
+    "learn": "learn truncated noise by gradient descent (needs the [torch] extra)",
+    "sweep": "a grid of learning runs on a process pool or a Dask cluster (needs [torch])",
+}
 
 #: Tokens that are numbers, negative ones included ("-1e-5", "-inf"), so that argparse
 #: passes them on as values (to be validated and refused by name) instead of reading
@@ -61,13 +77,22 @@ def _add_unavailable(subparsers, name: str, reason: ImportError) -> str:
     return f"'accountant {name}' is unavailable: {reason}"
 
 
+def _is_ours(entry_point: EntryPoint) -> bool:
+    """Whether ``entry_point`` is installed by this distribution (not a third party's
+    plugin that happens to share a name with one of ours)."""
+    dist = getattr(entry_point, "dist", None)
+    return dist is not None and dist.name == _DISTRIBUTION
+
+
 def _add_not_loaded(subparsers, name: str, entry_point: EntryPoint) -> None:
-    """A placeholder listed by ``accountant --help``; never run (see :func:`main`)."""
-    stub = subparsers.add_parser(
-        name,
-        help=f"plugin ({entry_point.value}); see: accountant {name} --help",
-        add_help=False,
-    )
+    """A placeholder listed by ``accountant --help``; never run (see :func:`main`).
+
+    Its help is the plugin's summary if this distribution installs it, else a pointer to
+    the plugin's own ``--help`` naming where it comes from (``entry_point.value``)."""
+    summary = _PLUGIN_SUMMARIES.get(name) if _is_ours(entry_point) else None
+    if summary is None:
+        summary = f"plugin subcommand ({entry_point.value}); see: accountant {name} --help"
+    stub = subparsers.add_parser(name, help=summary, add_help=False)
     stub.add_argument("arguments", nargs=argparse.REMAINDER)
 
 
@@ -87,6 +112,9 @@ def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentPa
     parser = _Parser(
         prog="accountant",
         description="Numerical differential-privacy accounting of truncated noise.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"accountant {accountant.__version__}"
     )
     parser.unavailable = {}
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
