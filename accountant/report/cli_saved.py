@@ -11,10 +11,12 @@ pairs), and so is giving both.
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 from typing import Any
 
 from accountant.errors import InvalidInputError
-from accountant.report.terminal import check_output_path
+from accountant.report.terminal import check_output_path, note_line
 
 __all__ = ["add_saved_options", "check_saved_options", "load_audited", "save_audited"]
 
@@ -72,14 +74,21 @@ def check_saved_options(args: argparse.Namespace, composing: dict[str, str]) -> 
 
 def load_audited(args: argparse.Namespace) -> tuple[Any, str, str]:
     """The accountant ``--accountant`` or ``--run`` names, its path, and where it comes
-    from (``"saved"`` or ``"training run"``); refusals name the path."""
+    from (``"saved"`` or ``"training run"``); refusals name the path. A warning while
+    loading (a saved file of format version 1, which cannot be checked for edits) is
+    printed as one ``note:`` line on stderr."""
     if args.run is not None:
         from accountant.report.run_file import read_run, run_accountant
 
         return run_accountant(read_run(args.run)), args.run, "training run"
     from accountant.storage import load_accountant
 
-    return load_accountant(args.accountant), args.accountant, "saved"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)  # e.g. UncheckedAccountantWarning
+        accountant = load_accountant(args.accountant)
+    for note in dict.fromkeys(str(w.message) for w in caught):
+        print(note_line(note), file=sys.stderr)
+    return accountant, args.accountant, "saved"
 
 
 def save_audited(path: str, accountant: Any) -> str:

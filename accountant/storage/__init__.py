@@ -13,6 +13,7 @@ Modules: :mod:`~accountant.storage.saving` (the two functions and the file forma
 :mod:`~accountant.storage.registry` and :mod:`~accountant.storage.mechanism_types` (the
 mechanism types a file can hold), :mod:`~accountant.storage.values` (values in JSON),
 :mod:`~accountant.storage.sidecar` (the ``.npz`` arrays and their sha256),
+:mod:`~accountant.storage.digest` (the digest that makes the files tamper-evident),
 :mod:`~accountant.storage.files` (paths; :func:`replaced_atomically`, the atomic write
 any checkpoint can use).
 """
@@ -21,19 +22,23 @@ from accountant.storage.files import replaced_atomically
 from accountant.storage.registry import MechanismType, register, registered_names
 from accountant.storage.saving import (
     ACCOUNTANT_KINDS,
+    FIELDS,
     FORMAT_NAME,
     FORMAT_VERSION,
     SavedAccountant,
+    UncheckedAccountantWarning,
     load_accountant,
     save_accountant,
 )
 
 __all__ = [
     "ACCOUNTANT_KINDS",
+    "FIELDS",
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MechanismType",
     "SavedAccountant",
+    "UncheckedAccountantWarning",
     "load_accountant",
     "register",
     "registered_names",

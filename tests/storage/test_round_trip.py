@@ -20,6 +20,7 @@ from accountant import (
     WorstCasePair,
     load_accountant,
     mechanisms,
+    privacy_loss_distribution,
     save_accountant,
 )
 from accountant.storage import registered_names
@@ -141,11 +142,17 @@ def test_a_heterogeneous_composition_round_trips_in_order(kind, tmp_path):
 def test_loading_twice_and_saving_again_gives_the_same_files(tmp_path):
     accountant = PrivacyBuckets(accuracy=1e-2).compose(small_pair(), 2).compose(lopsided_pair(), 3)
     first = save_accountant(accountant, tmp_path / "first.json")
+    text, arrays = first.description.read_bytes(), first.sidecar.read_bytes()
+    same = save_accountant(load_accountant(first.description), first.description)
+    assert (same.description.read_bytes(), same.sidecar.read_bytes()) == (text, arrays)
+    assert same.digest == first.digest
     again = save_accountant(load_accountant(first.description), tmp_path / "again.json")
     assert again.sha256 == first.sha256
     assert first.sidecar.read_bytes() == again.sidecar.read_bytes()
+    # the sidecar's name is part of the description, so the digest differs with it
+    assert again.digest != first.digest
     text = first.description.read_text().replace("first.npz", "again.npz")
-    assert text == again.description.read_text()
+    assert text.replace(first.digest, again.digest) == again.description.read_text()
 
 
 @settings(deadline=None, max_examples=12)
@@ -211,3 +218,75 @@ def test_a_dpsgd_accountant_round_trips(tmp_path):
     assert isinstance(loaded, DPSGDAccountant) and loaded.dimension == 1000
     assert loaded.history == accountant.history
     assert loaded.delta(1.0).upper == accountant.delta(1.0).upper
+
+
+def heterogeneous_buckets() -> PrivacyBuckets:
+    """A privacy-loss distribution from arrays 70 times, a Gaussian 70 times, a pair once."""
+    pair = WorstCasePair.from_arrays(
+        np.array([0.26, 0.25, 0.25, 0.24]), np.array([0.24, 0.25, 0.25, 0.26]), "four outcomes"
+    )
+    return (
+        PrivacyBuckets(accuracy=1e-2)
+        .compose(privacy_loss_distribution(pair), 70)
+        .compose(mechanisms.GaussianMechanism(3.0), 70)
+        .compose(small_pair(), 1)
+    )
+
+
+def dpsgd_run() -> DPSGDAccountant:
+    """Two DP-SGD segments on 5 coordinates."""
+    return (
+        DPSGDAccountant(dimension=5, accuracy=1e-2)
+        .compose(SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.01, cut=6.0), 10)
+        .compose(SubsampledTruncatedGaussian(sigma=0.9, sampling_rate=0.02, cut=6.0), 3)
+    )
+
+
+#: (query, arguments), asked in this order of the original
+QUERIES = [
+    ("delta", (0.0,)),
+    ("delta", (1.0,)),
+    ("epsilon", (1e-3,)),
+    ("delta", (0.5, "B/A")),
+    ("delta_pdp", (0.5,)),
+]
+
+
+def same(found, expected) -> bool:
+    """The same answer to the last bit (or the same refusal)."""
+    if isinstance(expected, str):
+        return found == expected
+    return identical(found, expected)
+
+
+@pytest.mark.parametrize(
+    ("build", "queries"),
+    [
+        (heterogeneous_buckets, QUERIES),
+        # PDP of more than one coordinate is certified from below only: left out
+        pytest.param(dpsgd_run, QUERIES[:4], marks=pytest.mark.slow),
+    ],
+)
+def test_a_loaded_accountant_answers_as_the_original_whatever_was_asked_before(
+    build, queries, tmp_path
+):
+    """Every answer of a loaded accountant equals the original's to the last bit, whatever
+    queries either was asked before: the original is asked first and saved after its
+    queries (the same file as saved before any); the loaded copy is asked in the reverse
+    order, a second copy the epsilon query alone."""
+    original = build()
+    before = save_accountant(original, tmp_path / "before.json")
+    expected = [answer(getattr(original, name), *arguments) for name, arguments in queries]
+    after = save_accountant(original, tmp_path / "after.json")
+    assert after.sidecar.read_bytes() == before.sidecar.read_bytes()
+    text = after.description.read_text().replace("after.npz", "before.npz")
+    assert text.replace(after.digest, before.digest) == before.description.read_text()
+
+    loaded = load_accountant(after.description)
+    backwards = [answer(getattr(loaded, name), *args) for name, args in reversed(queries)]
+    for found, wanted in zip(reversed(backwards), expected, strict=True):
+        assert same(found, wanted)
+    name, arguments = queries[2]
+    assert name == "epsilon"
+    copy = load_accountant(before.description)
+    assert same(answer(getattr(copy, name), *arguments), expected[2])
