@@ -39,9 +39,12 @@ import math
 import numbers
 from typing import Any
 
+import numpy as np
+from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from accountant.buckets.progress import query_progress
+from accountant.dpsgd.coupling import coupled_delta, escape_probability
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.learning.calibration_results import CalibrationPoint, NoiseCalibration
 from accountant.learning.calibration_search import CalibrationSearch, CalibrationSettings
@@ -59,6 +62,11 @@ __all__ = ["CalibrationPoint", "NoiseCalibration", "calibrate_noise_multiplier"]
 
 #: Default coarse PrivacyBuckets accuracy of the search (before the final pair).
 SEARCH_ACCURACY = 0.05
+#: The share of delta that the more comfortable cut suggested by an infeasible target
+#: leaves to the noise (the uncut Gaussian's delta_G); the rest goes to the coupling term.
+NOISE_SHARE = 0.5
+#: The largest cut tried for a suggestion: ``2 Phi(-40)`` underflows, so ``tau`` is 0 there.
+_CUT_CEILING = 40.0
 
 
 def _check_cut(value: Any) -> float:
@@ -105,12 +113,75 @@ def _settings(**kw: Any) -> CalibrationSettings:
             f"max_sigma must exceed the smallest noise multiplier searched, "
             f"{settings.min_sigma!r} (MIN_SIGMA or 1/(2 cut)), got {settings.max_sigma!r}"
         )
-    _check_clamped_floor(settings)
     if settings.max_evaluations < 2:
         raise InvalidInputError(
             f"max_evaluations must be at least 2, got {settings.max_evaluations!r}"
         )
+    _check_coupling(settings)
+    _check_clamped_floor(settings)
     return settings
+
+
+def _coupling_share(epsilon: float, delta: float, cut: float, draws: int, truncation: str) -> float:
+    """The share of ``delta`` that the coupling term of the ``d``-dimensional bound uses
+    by itself, whatever sigma: :func:`~accountant.dpsgd.coupling.coupled_delta` at
+    ``delta_G = 0``, over ``delta``, i.e. ``e^eps tau / ((1 - tau) delta)`` renormalised
+    and ``(1 + e^eps) tau / delta`` clamped, with ``tau`` the
+    :func:`~accountant.dpsgd.coupling.escape_probability` of ``draws`` coordinates cut
+    at ``cut``. At 1 or more no noise multiplier meets ``delta``."""
+    tau = escape_probability([(cut, draws)])
+    return float(coupled_delta(np.float64(0.0), epsilon, tau, truncation)) / delta
+
+
+def _smallest_cut(
+    epsilon: float, delta: float, cut: float, draws: int, truncation: str, share: float
+) -> float:
+    """The smallest cut above ``cut`` with two decimals (a value one can type) at which
+    the coupling term uses less than ``share`` of ``delta`` (:func:`_coupling_share`):
+    the root of the share (which falls as the cut grows) by Brent's method, rounded up to
+    two decimals, then checked with the share itself and moved by 0.01 until it is the
+    smallest such value. ``cut`` must use ``share`` or more."""
+
+    def excess(k: float) -> float:
+        return share - _coupling_share(epsilon, delta, k, draws, truncation)
+
+    k = math.ceil(brentq(excess, cut, _CUT_CEILING) * 100.0) / 100.0
+    while not excess(k) > 0.0:
+        k = round(k + 0.01, 2)
+    while round(k - 0.01, 2) > cut and excess(round(k - 0.01, 2)) > 0.0:
+        k = round(k - 0.01, 2)
+    return k
+
+
+def _check_coupling(s: CalibrationSettings) -> None:
+    """Refuse a target that the coupling bound of :class:`~accountant.dpsgd.DPSGDAccountant`
+    cannot certify at any noise multiplier. On ``d > 1`` coordinates its upper bound is
+    ``(delta_G + e^eps tau) / (1 - tau)`` (renormalised) or ``delta_G + (1 + e^eps) tau``
+    (clamped), with ``tau = 1 - (1 - 2 Phi(-k))^(d n)`` the chance that some of the
+    ``d n`` coordinates reaches its cut: ``tau`` does not depend on sigma, so once
+    ``e^eps tau / (1 - tau) >= delta`` (clamped: ``(1 + e^eps) tau >= delta``) no sigma
+    will do. The message names the smallest cut that makes the target reachable and one
+    that leaves :data:`NOISE_SHARE` of delta to the noise. One coordinate has no coupling
+    term (the accountant bounds the truncated pair itself), nor has an uncut run."""
+    if s.dimension == 1 or math.isinf(s.cut):
+        return
+    draws = s.dimension * s.steps
+    used = _coupling_share(s.epsilon, s.delta, s.cut, draws, s.truncation)
+    if used < 1.0:
+        return
+    tau = escape_probability([(s.cut, draws)])
+    form = "(1 + e^eps) tau" if s.truncation == "clamped" else "e^eps tau / (1 - tau)"
+    reachable = _smallest_cut(s.epsilon, s.delta, s.cut, draws, s.truncation, 1.0)
+    comfortable = _smallest_cut(s.epsilon, s.delta, s.cut, draws, s.truncation, NOISE_SHARE)
+    raise InfeasibleTargetError(
+        f"no noise multiplier meets delta={s.delta!r} at epsilon={s.epsilon!r} with "
+        f"cut={s.cut!r} on dimension={s.dimension} coordinates: some of the "
+        f"{s.dimension} x {s.steps} noise coordinates reaches its cut with probability "
+        f"tau={tau:.3g} whatever sigma, which alone costs {form} = {used * s.delta:.3g} "
+        f">= delta (the coupling bound of DPSGDAccountant); the target can be met only with "
+        f"cut={reachable:g} or more, and cut={comfortable:g} leaves {NOISE_SHARE:.0%} of "
+        "delta to the noise"
+    )
 
 
 def _check_clamped_floor(s: CalibrationSettings) -> None:
@@ -163,7 +234,11 @@ def calibrate_noise_multiplier(
 
     Raises :class:`~accountant.errors.InvalidInputError` (naming the argument) on bad
     input and :class:`~accountant.errors.InfeasibleTargetError` when no noise multiplier
-    up to ``max_sigma`` is certified to meet the target. Warns
+    up to ``max_sigma`` is certified to meet the target, at once (before any query) when
+    the cut alone makes it unreachable: on ``dimension > 1`` coordinates the coupling term
+    ``e^eps tau / (1 - tau)`` (clamped: ``(1 + e^eps) tau``) reaches ``delta`` whatever
+    sigma (the message names the smallest cut that will do), and with the clamped cut
+    the floor its atoms leave exceeds ``delta``. Warns
     (:class:`~accountant.errors.CertificationWarning`) when the result is certified but
     ``sigma`` is not within ``tolerance`` of ``sigma_low`` (``converged`` is then False and
     ``notes`` says why), or when a given ``accuracy`` was not reached at ``sigma``.

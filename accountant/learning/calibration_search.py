@@ -142,7 +142,10 @@ class CalibrationSearch:
         stop = ""
         while not self.converged():
             if len(self.points) >= s.max_evaluations:
-                stop = f"the budget of max_evaluations={s.max_evaluations} queries ran out"
+                stop = (
+                    f"the budget of max_evaluations={s.max_evaluations} queries ran out; "
+                    "raise max_evaluations"
+                )
                 break
             x, accuracy = self.propose(estimate)
             if self.too_wide and self.close_enough():
@@ -282,7 +285,7 @@ class CalibrationSearch:
                 f"no noise multiplier was certified to meet delta={s.delta!r} at "
                 f"epsilon={s.epsilon!r} within {len(self.points)} PrivacyBuckets queries "
                 f"(largest tried: sigma={top.sigma:.6g}, certified delta in "
-                f"[{top.lower:.4g}, {top.upper:.4g}]; {stop}); raise max_evaluations"
+                f"[{top.lower:.4g}, {top.upper:.4g}]): {stop}"
             )
         # every query at sigma is certified: report their intersection
         lower = max(p.lower for p in self.points if p.sigma == high.sigma)
@@ -302,7 +305,7 @@ class CalibrationSearch:
             notes.append(
                 f"the certified delta bracket at sigma={high.sigma:.6g} has relative width "
                 f"{achieved:.3g}, not the requested accuracy {s.accuracy:g}: "
-                f"{self.reasons.get(high.sigma, 'see PrivacyBuckets')}"
+                f"{self.reasons.get(high.sigma, 'PrivacyBuckets gave no reason')}"
             )
         for note in notes:
             warnings.warn(note, CertificationWarning, stacklevel=4)
@@ -331,8 +334,8 @@ def _infeasible(s: CalibrationSettings, point: CalibrationPoint) -> InfeasibleTa
     why = ""
     if point.lower <= s.delta:
         why = (
-            "; its certified lower bound is below the target, so a bigger sigma may meet "
-            "it, or the accountant cannot certify a delta this small"
+            "; its certified lower bound is below the target, so a larger sigma may meet "
+            "it (raise max_sigma), unless the accountant cannot certify a delta this small"
         )
     return InfeasibleTargetError(
         f"no noise multiplier up to max_sigma={s.max_sigma:g} is certified to meet "
