@@ -5,6 +5,11 @@ before any work. The library call is
 :func:`accountant.learning.calibration.calibrate_noise_multiplier`; ``--json`` prints
 :meth:`~accountant.learning.calibration_results.NoiseCalibration.to_dict`, whose layout the JSON
 Schema ``accountant/schemas/calibrate.schema.json`` fixes.
+
+The library's errors and notes name its keyword arguments (``max_evaluations=20``,
+``raise max_sigma``); here they are said in this command's options (``--max-evaluations
+20``, ``raise --max-sigma``, :func:`in_options`), so that every remedy they give is one a
+user of the command can follow.
 """
 
 from __future__ import annotations
@@ -12,11 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 import warnings
 
-from accountant.errors import InvalidInputError
+import attrs
+
+from accountant.errors import AccountantError, InvalidInputError
 from accountant.report.terminal import note_line
 from accountant.validation import (
     check_positive_int,
@@ -25,20 +33,42 @@ from accountant.validation import (
     check_target_delta,
 )
 
-__all__ = ["add_calibrate", "format_calibration", "run_calibrate"]
+__all__ = ["add_calibrate", "format_calibration", "in_options", "run_calibrate"]
 
 _DESCRIPTION = """\
 Find the smallest noise multiplier sigma of DP-SGD with Gaussian noise cut at
 +-cut*sigma (Poisson sampling rate q, add/remove neighbours, both directions) whose
 certified PrivacyBuckets upper bound on delta at --epsilon after --steps releases is
 at most --delta, and a sigma_low certified to fail (its lower bound exceeds --delta),
-at most --tolerance apart (relative). Example, MNIST:
+at most --tolerance apart (relative). Example, MNIST (a model of 10^6 parameters):
 
   accountant calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.0042667 \\
-      --steps 14062 --cut 8 --dimension 1000000
+      --steps 14062 --cut 10 --dimension 1000000
+
+The cut must leave room for the noise: on D coordinates some coordinate of the
+D x steps draws reaches the cut with a probability tau that no sigma changes, and
+e^eps tau alone must stay below --delta (here cut 8 cannot: the error names the
+smallest cut that can).
 """
 
 _TRUNCATIONS = ("renormalised", "resampled", "clamped")
+
+#: The library's keyword arguments -> this command's options (the keys of :func:`_arguments`).
+OPTIONS = {
+    "epsilon": "--epsilon",
+    "delta": "--delta",
+    "sampling_rate": "--sampling-rate",
+    "steps": "--steps",
+    "cut": "--cut",
+    "dimension": "--dimension",
+    "truncation": "--truncation",
+    "tolerance": "--tolerance",
+    "accuracy": "--accuracy",
+    "max_sigma": "--max-sigma",
+    "max_evaluations": "--max-evaluations",
+}
+_NAMED_VALUE = re.compile(rf"\b({'|'.join(OPTIONS)})=")
+_BARE_NAME = re.compile(rf"\b({'|'.join(name for name in OPTIONS if '_' in name)})\b")
 
 
 def add_calibrate(subparsers) -> None:
@@ -91,6 +121,13 @@ def add_calibrate(subparsers) -> None:
     search.add_argument(
         "--max-sigma", type=float, default=1e4, help="largest sigma tried (default: 10000)"
     )
+    search.add_argument(
+        "--max-evaluations",
+        type=int,
+        default=20,
+        metavar="N",
+        help="PrivacyBuckets queries allowed, each a full composition (at least 2; default: 20)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run_calibrate)
 
@@ -125,7 +162,16 @@ def _arguments(args: argparse.Namespace) -> dict:
         "tolerance": tolerance,
         "accuracy": accuracy,
         "max_sigma": check_positive_real("--max-sigma", args.max_sigma),
+        "max_evaluations": check_positive_int("--max-evaluations", args.max_evaluations),
     }
+
+
+def in_options(message: str) -> str:
+    """A library message said in this command's options: ``name=value`` becomes
+    ``--option value`` for every keyword of :data:`OPTIONS`, and a bare keyword with an
+    underscore (``max_evaluations``, never a word of prose) becomes its option."""
+    message = _NAMED_VALUE.sub(lambda m: OPTIONS[m.group(1)] + " ", message)
+    return _BARE_NAME.sub(lambda m: OPTIONS[m.group(1)], message)
 
 
 def format_calibration(result) -> str:
@@ -176,8 +222,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
-        result = calibrate_noise_multiplier(**arguments)
+        try:
+            result = calibrate_noise_multiplier(**arguments)
+        except AccountantError as exc:  # the same error, said in the options
+            raise type(exc)(in_options(str(exc))) from None
     others = [str(w.message) for w in caught if str(w.message) not in result.notes]
+    result = attrs.evolve(result, notes=tuple(in_options(note) for note in result.notes))
     seconds = time.perf_counter() - started
     if args.json:
         payload = result.to_dict(seconds)

@@ -5,8 +5,10 @@ progress shows on a terminal only, and notes are ``note:`` lines."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
+import math
 import re
 import subprocess
 import sys
@@ -19,7 +21,8 @@ import accountant.buckets.progress as progress_module
 import accountant.learning.calibration_search as search_module
 from accountant import calibrate_noise_multiplier
 from accountant.learning.calibration_results import CALIBRATION_SCHEMA_VERSION
-from accountant.report.cli import main
+from accountant.report.cli import build_parser, main
+from accountant.report.cli_calibrate import OPTIONS, in_options
 from tests.learning.test_calibration import SMALL, _WideBuckets
 
 ARGS = ["--epsilon", "1", "--delta", "1e-5", "--sampling-rate", "0.05", "--steps", "100"]
@@ -149,6 +152,9 @@ BAD = [
     (["--tolerance", "1"], "--tolerance must lie in (0, 1), got 1.0"),
     (["--accuracy", "0"], "--accuracy must be > 0, got 0.0"),
     (["--max-sigma", "0"], "--max-sigma must be > 0, got 0.0"),
+    (["--max-evaluations", "0"], "--max-evaluations must be a positive integer, got 0"),
+    (["--max-evaluations", "1"], "--max-evaluations must be at least 2, got 1"),
+    (["--max-evaluations", "2.5"], "--max-evaluations: invalid int value: '2.5'"),
     (["--truncation", "clipped"], "--truncation: invalid choice: 'clipped'"),
 ]
 
@@ -172,7 +178,8 @@ def test_a_missing_option_and_an_unreachable_target_are_one_line():
     assert status == 2 and "--cut" in err and len(err.strip().splitlines()) == 1
     status, _, err = _run(["calibrate", *ARGS, "--max-sigma", "1.5"])
     assert status == 2 and len(err.strip().splitlines()) == 1
-    assert "max_sigma=1.5" in err and "certified delta is [" in err
+    assert "--max-sigma 1.5" in err and "certified delta is [" in err
+    assert "max_sigma" not in err and "delta=" not in err
 
 
 def test_progress_is_drawn_on_a_terminal_only(monkeypatch):
@@ -209,3 +216,78 @@ def test_a_real_process_runs_calibrate():
     )
     assert result.returncode == 0, result.stderr
     jsonschema.validate(json.loads(result.stdout), schema())
+
+
+# -- remedies a user of the command can follow (issue 25) -------------------------------
+
+MNIST = ["--epsilon", "3", "--delta", "1e-5", "--sampling-rate", "0.0042667"]
+MNIST += ["--steps", "14062", "--dimension", "1000000"]
+
+
+def test_the_search_defaults_are_the_librarys():
+    args = build_parser(commands=()).parse_args(["calibrate", *ARGS])
+    parameters = inspect.signature(calibrate_noise_multiplier).parameters
+    for name in ("max_evaluations", "max_sigma", "tolerance", "accuracy", "truncation"):
+        assert getattr(args, name) == parameters[name].default, name
+
+
+def test_every_library_keyword_said_in_options_is_an_option_of_the_command():
+    options = {
+        option
+        for action in build_parser(commands=())
+        ._subparsers._group_actions[0]
+        .choices["calibrate"]
+        ._actions
+        for option in action.option_strings
+    }
+    parameters = inspect.signature(calibrate_noise_multiplier).parameters
+    assert set(OPTIONS.values()) <= options
+    assert set(OPTIONS) <= set(parameters)
+
+
+def test_library_keywords_are_said_as_options():
+    message = (
+        "the budget of max_evaluations=20 queries ran out; raise max_evaluations "
+        "(max_sigma=1e+04, sampling_rate=0.1, cut=8.0, search_accuracy=0.05, "
+        "max_buckets=8388608; a larger cut, a finer accuracy)"
+    )
+    assert in_options(message) == (
+        "the budget of --max-evaluations 20 queries ran out; raise --max-evaluations "
+        "(--max-sigma 1e+04, --sampling-rate 0.1, --cut 8.0, search_accuracy=0.05, "
+        "max_buckets=8388608; a larger cut, a finer accuracy)"
+    )
+
+
+def test_a_budget_that_runs_out_is_an_option_and_its_note_names_it(monkeypatch):
+    start = search_module.steps_.RootEstimate(x=math.log(4.0), slope=-30.0, bracket=None)
+    monkeypatch.setattr(search_module.steps_, "gdp_start", lambda *args: start)
+    status, out, err = _run(["calibrate", *ARGS, "--max-evaluations", "2"])
+    assert status == 0 and err == "", err
+    assert "PrivacyBuckets queries         2\n" in out
+    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and "NOT within the tolerance" in out
+    assert "--max-evaluations 2 queries ran out; raise --max-evaluations" in notes[0]
+    assert "max_evaluations" not in out
+    status, out, err = _run(["calibrate", *ARGS, "--max-evaluations", "2", "--json"])
+    payload = json.loads(out)
+    jsonschema.validate(payload, schema())
+    assert payload["result"]["evaluations"] == 2 and "raise --max-evaluations" in err
+    assert payload["notes"] == [err.strip().removeprefix("note: ")]
+
+
+@pytest.fixture
+def no_queries(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("PrivacyBuckets was queried")
+
+    monkeypatch.setattr(search_module, "DPSGDAccountant", refuse)
+
+
+def test_a_cut_too_close_for_the_dimension_is_refused_at_once_in_options(no_queries):
+    """The example the help showed before issue 25: cut 8 on 10^6 x 14062 coordinates."""
+    status, out, err = _run(["calibrate", *MNIST, "--cut", "8"])
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith("accountant: error: no noise multiplier meets --delta 1e-05 ")
+    assert "--cut 8.0 on --dimension 1000000 coordinates" in err and "tau=1.75e-05" in err
+    assert re.search(r"only with --cut 8\.\d\d or more, and --cut 8\.\d\d leaves 50%", err)
+    assert "cut=" not in err and "max_evaluations" not in err
