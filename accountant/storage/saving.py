@@ -192,29 +192,33 @@ def _changed(detail: str) -> InvalidInputError:
     )
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refusing a key written twice (the reader would see one value, the
-    loader the other)."""
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            raise _changed(f"field {key!r} appears twice in one object")
-        found[key] = value
-    return found
+class _StrictJSON:
+    """Parse hooks for :func:`json.loads` that note, rather than accept silently, what
+    :func:`save_accountant` never writes: a key twice in one object (a reader would see
+    one value, the loader the other), a number too large for a float64 (it would read as
+    inf) and the constants ``NaN``, ``Infinity``, ``-Infinity`` (not JSON). The notes are
+    refused once the file is known to be a saved accountant."""
 
+    def __init__(self) -> None:
+        self.problems: list[str] = []
 
-def _finite_float(text: str) -> float:
-    """A JSON number as a float, refusing one too large for a float64 (it would read as
-    inf, which :func:`save_accountant` writes ``{"float": "inf"}``)."""
-    value = float(text)
-    if not math.isfinite(value):
-        raise _changed(f"the number {text} is too large for a float64")
-    return value
+    def object_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                self.problems.append(f"field {key!r} appears twice in one object")
+            found[key] = value
+        return found
 
+    def number(self, text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            self.problems.append(f"the number {text} is too large for a float64")
+        return value
 
-def _no_constant(name: str) -> Any:
-    """Refuse ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON."""
-    raise _changed(f"it holds {name}, which is not JSON (a saved accountant writes a tagged float)")
+    def constant(self, name: str) -> float:
+        self.problems.append(f"it holds {name}, which is not JSON (saved as a tagged float)")
+        return math.nan
 
 
 def _read_description(path: Path) -> dict[str, Any]:
@@ -229,17 +233,16 @@ def _read_description(path: Path) -> dict[str, Any]:
         raise InvalidInputError(f"{where} is not JSON (not UTF-8 text)") from None
     except OSError as exc:
         raise InvalidInputError(f"cannot load accountant: {where} cannot be read ({exc})") from None
+    strict = _StrictJSON()
     try:
         description = json.loads(
             text,
-            object_pairs_hook=_unique_keys,
-            parse_float=_finite_float,
-            parse_constant=_no_constant,
+            object_pairs_hook=strict.object_pairs,
+            parse_float=strict.number,
+            parse_constant=strict.constant,
         )
     except json.JSONDecodeError as exc:
         raise InvalidInputError(f"{where} is not JSON ({exc})") from None
-    except InvalidInputError as exc:
-        raise InvalidInputError(f"{where}: {exc}") from None
     found = description.get("format") if isinstance(description, dict) else None
     if found != FORMAT_NAME:
         raise InvalidInputError(
@@ -247,16 +250,18 @@ def _read_description(path: Path) -> dict[str, Any]:
             f"expected {FORMAT_NAME!r}"
         )
     version = description.get("format_version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+    if type(version) is int and version > FORMAT_VERSION:
         raise InvalidInputError(
             f"{where} has format version {version}, newer than this library "
             f"({_library_version()}) reads ({FORMAT_VERSION}); upgrade truncated-noise-accountant"
         )
-    if isinstance(version, bool) or version not in FIELDS:
+    if type(version) is not int or version not in FIELDS:
         raise InvalidInputError(
             f"{where} has unknown format version {shown(version)} (this library reads "
             f"{', '.join(map(str, FIELDS))})"
         )
+    if strict.problems:
+        raise InvalidInputError(f"{where}: {_changed(strict.problems[0])}")
     return description
 
 

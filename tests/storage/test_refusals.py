@@ -68,7 +68,7 @@ def test_a_newer_format_version(saved):
     refused(edited(saved, format_version=3), "model.json.* format version 3, newer than")
 
 
-@pytest.mark.parametrize("version", [0, "1", None, True])
+@pytest.mark.parametrize("version", [0, "1", None, True, 2.0, [2]])
 def test_an_unknown_format_version(saved, version):
     refused(edited(saved, format_version=version), "model.json.* unknown format version")
 

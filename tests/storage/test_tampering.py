@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import accountant
 from accountant import (
     DPSGDAccountant,
     ExtendedMA,
@@ -177,6 +178,22 @@ def test_a_field_written_twice_is_refused(dpsgd):
     refused(dpsgd, "'releases' appears twice")
 
 
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [("NaN", "it holds NaN"), ("-Infinity", "it holds -Infinity"), ("1e999", "number 1e999")],
+)
+def test_a_number_json_cannot_hold_is_refused(dpsgd, written, shown):
+    text = dpsgd.read_text().replace('"cut": 3.0', f'"cut": {written}')
+    dpsgd.write_text(text)
+    refused(dpsgd, "changed after saving", shown)
+
+
+def test_a_foreign_file_is_refused_as_foreign_before_its_keys_are(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text('{"format": "other", "a": NaN, "a": 1}')
+    refused(path, "is not a saved accountant")
+
+
 def test_a_forged_digest_over_consistent_edits_is_not_a_signature(dpsgd):
     """The digest detects edits; it does not authenticate (anyone can recompute it). An
     edit that repeats itself in every redundant field and recomputes the digest loads."""
@@ -189,6 +206,16 @@ def test_a_forged_digest_over_consistent_edits_is_not_a_signature(dpsgd):
     description["digest"] = canonical_digest(description, sidecar)
     dpsgd.write_text(json.dumps(description))
     assert load_accountant(dpsgd).releases == 1
+
+
+def test_a_recomputed_digest_does_not_hide_an_inconsistent_field(dpsgd):
+    sidecar = dpsgd.with_suffix(".npz").read_bytes()
+    description = json.loads(dpsgd.read_text())
+    description["components"][0]["times"] = 1
+    description["digest"] = canonical_digest(description, sidecar)
+    dpsgd.write_text(json.dumps(description))
+    message = refused(dpsgd, "field 'releases' records 10", "has 1", "although the digest matches")
+    assert f"library_version {accountant.__version__!r}" in message
 
 
 # ---------------------------------------------------------------------------------------
