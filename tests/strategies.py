@@ -271,3 +271,61 @@ __all__ += [  # the special shapes above
     "special_pmfs",
     "spike_pmfs",
 ]
+
+
+# ---------------------------------------------------------------------------------------
+# Symmetric, nearly symmetric and monotone pmfs, for the quantiser (tests/noise): exact
+# symmetry bit for bit, or a symmetry that holds only within a tolerance.
+
+
+@st.composite
+def symmetric_pmfs(draw, max_half: int = 6) -> np.ndarray:
+    """An exactly symmetric pmf (``p[i] == p[-1 - i]`` bit for bit) of odd or even length,
+    with zeros and tiny masses anywhere, the middle included."""
+    half = draw(st.lists(_weights, min_size=1, max_size=max_half))
+    middle = draw(st.lists(_weights, min_size=0, max_size=1))
+    weights = np.array([*half, *middle, *half[::-1]])
+    if not (weights > 0.0).any():
+        weights[:] = 1.0
+    return weights / math.fsum(weights.tolist())  # one division per entry: still symmetric
+
+
+@st.composite
+def nearly_symmetric_pmfs(draw, max_half: int = 6) -> np.ndarray:
+    """A pmf that :meth:`NoiseDistribution.is_symmetric` (rtol 1e-9, atol 1e-15) calls
+    symmetric but that is not bit for bit: a symmetric pmf with an exact 0 and a tiny mass
+    (<= 5e-16, taken from the largest mass) inserted at mirrored places, or with a
+    relative 1e-12..1e-10 of one mass moved to its mirror point."""
+    pmf = draw(symmetric_pmfs(max_half))
+    if draw(st.booleans()):
+        tiny = draw(st.sampled_from([1e-16, 2.0**-60, 5e-16, TINY]))
+        pair = [0.0, tiny] if draw(st.booleans()) else [tiny, 0.0]
+        at = draw(st.integers(0, pmf.size // 2))
+        pmf = np.concatenate(
+            [pmf[:at], pair[:1], pmf[at : pmf.size - at], pair[1:], pmf[pmf.size - at :]]
+        )
+        pmf[int(np.argmax(pmf))] -= tiny
+    else:
+        pmf = pmf.copy()
+        index = draw(st.integers(0, pmf.size - 1))
+        moved = pmf[index] * draw(st.floats(1e-12, 1e-10))
+        pmf[index] -= moved
+        pmf[pmf.size - 1 - index] += moved
+    assert (pmf >= 0.0).all() and (pmf > 0.0).any()
+    return pmf
+
+
+@st.composite
+def monotone_pmfs(draw, max_side: int = 6) -> tuple[np.ndarray, int]:
+    """``(pmf, zero)``: a pmf that never rises moving away from index ``zero`` (exactly:
+    non-decreasing up to it, non-increasing after), the two sides of different lengths
+    and values (asymmetric in general), ties and tiny masses included."""
+    left = sorted(draw(st.lists(_weights, min_size=0, max_size=max_side)))
+    right = sorted(draw(st.lists(_weights, min_size=0, max_size=max_side)), reverse=True)
+    peak = max([0.01, *left, *right])
+    weights = np.array([*left, peak, *right])
+    pmf = weights / math.fsum(weights.tolist())  # monotone in, monotone out
+    return pmf, len(left)
+
+
+__all__ += ["monotone_pmfs", "nearly_symmetric_pmfs", "symmetric_pmfs"]

@@ -28,12 +28,12 @@ import math
 import attrs
 import numpy as np
 
-from accountant.errors import InvalidInputError
+from accountant.errors import AccountantError, InvalidInputError
 from accountant.noise.distribution import NoiseDistribution
 from accountant.noise.sampling import secure_indices, simulated_indices
 from accountant.validation import check_epsilons, check_noise, check_positive_int
 
-__all__ = ["DEFAULT_BITS", "MAX_BITS", "QuantisedNoise", "quantise"]
+__all__ = ["DEFAULT_BITS", "MAX_BITS", "MIN_BITS", "QuantisedNoise", "quantise"]
 
 #: Default precision: probabilities are multiples of 2^-48 (about 3.6e-15).
 DEFAULT_BITS = 48
@@ -51,79 +51,172 @@ def _check_bits(value: object) -> int:
 
 
 def _floored_weights(pmf: np.ndarray, bits: int) -> np.ndarray:
-    """``floor(p_i 2^bits)`` (exact: a power-of-two scaling, then floor), at least 1 where
-    ``p_i > 0`` so that the support is kept, 0 where ``p_i = 0``. Flooring keeps the order
-    of the masses and leaves the total at or below ``2^bits`` (but for the raised tiny
-    masses), so the miss is added to the peak."""
+    """``floor(p_i 2^bits)`` (exact: a power-of-two scaling, then floor), raised to 1 where
+    ``0 < p_i < 2^-bits`` so that the support is kept; 0 exactly where ``p_i = 0``. A
+    non-decreasing function of ``p_i``: the weights keep the (weak) order of the masses."""
     weights = np.floor(np.ldexp(pmf, bits)).astype(np.int64)
     weights[(pmf > 0.0) & (weights < 1)] = 1
-    weights[pmf == 0.0] = 0
     return weights
 
 
-def _settle_symmetric(pmf: np.ndarray, bits: int) -> np.ndarray:
-    """Weights of a symmetric pmf, symmetric themselves: the left half floored and
-    mirrored; the miss goes to the middle point (odd size) or half to each of the two
-    middle points (even size: the miss is then even)."""
-    size = pmf.size
-    half = _floored_weights(pmf[: size // 2], bits)
-    miss = (1 << bits) - 2 * int(half.sum())
-    if size % 2:
-        return np.concatenate([half, np.array([miss], dtype=np.int64), half[::-1]])
-    half = half.copy()
-    half[-1] += miss // 2
-    return np.concatenate([half, half[::-1]])
+def _crowded_message(positive: int, tiny: int, bits: int) -> str:
+    """Why ``positive`` masses (``tiny`` of them below ``2^-bits``) cannot each get a
+    weight of at least 1 out of ``2^bits``, and what the user can do about it."""
+    more = f"use more bits (at most {MAX_BITS}), or " if bits < MAX_BITS else ""
+    return (
+        f"bits={bits} is too coarse for a pmf with {positive} positive masses: each needs a "
+        f"weight of at least 1 out of 2^{bits}; {more}merge or drop masses below "
+        f"2^-{bits} = {2.0**-bits:.3g} ({tiny} of them)"
+    )
 
 
-def _settle_general(pmf: np.ndarray, bits: int, peak: int) -> np.ndarray:
-    """Weights floored one by one, the total's miss put on the weight at ``peak``."""
-    weights = _floored_weights(pmf, bits)
-    weights[peak] += (1 << bits) - int(weights.sum())
-    return weights
+@attrs.frozen
+class _Folded:
+    """The weights to settle, folded: ``units[j]`` stands for ``count[j]`` points of equal
+    weight (a mirrored pair of an exactly symmetric pmf counts 2, any other point 1);
+    ``distance[j]`` orders the units from 0 outwards (larger: farther out); ``centre`` is
+    the unit of the middle point of a symmetric pmf of odd size (else ``None``); ``peak``
+    is the unit a shortfall goes to (:func:`_fold`)."""
+
+    units: np.ndarray
+    count: np.ndarray
+    distance: np.ndarray
+    centre: int | None
+    peak: int
 
 
-def _peak(noise: NoiseDistribution) -> int:
-    """Where the miss goes: the grid point 0 of a monotone noise (its largest mass, which
-    stays the largest), else the largest mass."""
-    zero = np.flatnonzero(np.isclose(noise.grid, 0.0, rtol=0.0, atol=1e-12 * noise.step))
-    if noise.is_monotone() and zero.size:
-        return int(zero[0])
-    return int(np.argmax(noise.pmf))
+def _exactly_symmetric(noise: NoiseDistribution) -> bool:
+    """Whether the pmf and the grid are symmetric bit for bit: ``p_i = p_{n-1-i}`` and
+    ``x_i = -x_{n-1-i}`` exactly, no tolerance (a pmf symmetric only to within rounding
+    is quantised point by point, and may come out asymmetric by a unit)."""
+    pmf, grid = np.asarray(noise.pmf), noise.grid
+    return bool(np.array_equal(pmf, pmf[::-1]) and np.array_equal(grid, -grid[::-1]))
+
+
+def _innermost(noise: NoiseDistribution, weights: np.ndarray) -> int:
+    """For a monotone pmf, the point whose weight may grow without breaking monotonicity:
+    the grid point 0, else the heavier of the two points next to 0 (each is the innermost
+    point of its side, so raising it keeps its side rising towards 0)."""
+    grid = noise.grid
+    left, right = np.flatnonzero(grid <= 0.0), np.flatnonzero(grid >= 0.0)
+    candidates = [int(side[-1]) for side in (left,) if side.size]
+    candidates += [int(side[0]) for side in (right,) if side.size]
+    return max(candidates, key=lambda i: (int(weights[i]), -i))
+
+
+def _fold(noise: NoiseDistribution, weights: np.ndarray) -> _Folded:
+    """The floored ``weights`` as units (:class:`_Folded`): mirrored pairs of an exactly
+    symmetric pmf, else the points themselves."""
+    size = weights.size
+    grid = noise.grid
+    monotone = noise.is_monotone(rtol=0.0)
+    if _exactly_symmetric(noise):
+        half = size // 2
+        units = weights[: half + size % 2].copy()
+        count = np.full(units.size, 2, dtype=np.int64)
+        centre = None
+        if size % 2:
+            centre = half
+            count[centre] = 1
+        peak = units.size - 1 if monotone else int(np.argmax(units))
+        return _Folded(units, count, -np.arange(units.size), centre, peak)
+    peak = _innermost(noise, weights) if monotone else int(np.argmax(weights))
+    return _Folded(weights.copy(), np.ones(size, dtype=np.int64), np.abs(grid), None, peak)
+
+
+def _settle(folded: _Folded, total: int) -> np.ndarray:
+    """The units adjusted so that ``sum(count * units) == total``, every positive unit
+    kept at 1 or more and every zero at 0, the shape kept (:func:`quantise`):
+
+    * a shortfall goes to ``peak``; a pair takes half of it each, and an odd unit left
+      over goes to the middle point, which is then positive (the total and the pairs are
+      even, so an odd shortfall means an odd middle weight);
+    * an excess (masses raised to 1, or a pmf summing a little above 1) comes off the
+      top: every unit above the least level ``c`` whose cut does not exceed the excess is
+      cut to ``c``, then the remainder, one each, off units at ``c`` (so ``c >= 2``),
+      outermost first, pairs only (an odd remainder: one pair more and the middle point
+      raised by 1). Cutting from the top keeps the order of the units; outermost first,
+      and never the middle, keeps each side rising towards 0.
+
+    The caller checked that every positive point has room (``count`` of them at most
+    ``total``), which is exactly when cutting everything to 1 removes enough."""
+    units, count = folded.units.copy(), folded.count
+    miss = total - int(np.dot(count, units))
+    if miss >= 0:
+        share, odd = divmod(miss, int(count[folded.peak]))
+        units[folded.peak] += share
+        if odd:  # a pair took the share: the odd unit goes to the middle
+            units[folded.centre] += 1
+        return units
+    excess = -miss
+
+    def removed(level: int) -> int:
+        return int(np.dot(count, np.maximum(units - level, 0)))
+
+    low, high = 1, int(units.max())  # removed(high) = 0; the least level removing <= excess
+    while low < high:
+        middle = (low + high) // 2
+        if removed(middle) <= excess:
+            high = middle
+        else:
+            low = middle + 1
+    remainder = excess - removed(low)
+    units = np.minimum(units, low)
+    if remainder % 2 and folded.centre is not None:
+        units[folded.centre] += 1
+        remainder += 1
+    if remainder:
+        at_level = np.flatnonzero(units == low)
+        if folded.centre is not None:
+            at_level = at_level[at_level != folded.centre]
+        outermost_first = at_level[np.argsort(-folded.distance[at_level], kind="stable")]
+        taken = int(np.searchsorted(np.cumsum(count[outermost_first]), remainder)) + 1
+        units[outermost_first[:taken]] -= 1
+    return units
+
+
+def _unfold(folded: _Folded, units: np.ndarray, size: int) -> np.ndarray:
+    """The weights of every point from the settled ``units`` (pairs mirrored)."""
+    if units.size == size:
+        return units
+    half = units[: size // 2]
+    return np.concatenate([half, units[size // 2 :], half[::-1]])
 
 
 def quantise(noise: NoiseDistribution, bits: int = DEFAULT_BITS) -> QuantisedNoise:
-    """``noise`` quantised to ``bits`` bits (module docstring): integer weights summing to
-    ``2^bits``, positive exactly where ``noise.pmf`` is, symmetric when ``noise`` is
-    (:meth:`NoiseDistribution.is_symmetric` with the default tolerance, which is then
-    kept exactly), and never rising away from 0 where ``noise`` does not
-    (:meth:`NoiseDistribution.is_monotone`).
+    """``noise`` quantised to ``bits`` bits (module docstring): integer weights ``w_i``
+    summing to ``2^bits``, where ``w_i = floor(p_i 2^bits)`` (at least 1 for a positive
+    mass) but for the total's miss. Kept exactly, never within a tolerance:
 
-    Raises :class:`~accountant.errors.InvalidInputError` when ``bits`` is too coarse for
-    the support (the weights of the positive masses, at least 1 each, leave nothing for
-    the largest)."""
+    * the support: ``w_i > 0`` exactly where ``p_i > 0`` (no mass is ever created);
+    * symmetry: when the pmf and the grid are symmetric bit for bit, so are the weights
+      (the miss is shared by mirrored points);
+    * monotonicity: when the pmf never rises moving away from 0
+      (:meth:`NoiseDistribution.is_monotone` with ``rtol=0``), neither do the weights
+      (flooring keeps the order; a shortfall goes to the innermost point, an excess comes
+      off the top, outermost first);
+    * a law already on the ``2^-bits`` lattice (a quantised law, at the same or fewer
+      bits) is returned unchanged.
+
+    Raises :class:`~accountant.errors.InvalidInputError` when ``2^bits`` is smaller than
+    the number of positive masses (each needs a weight of at least 1), naming what to do.
+    """
     noise = check_noise("noise", noise)
     bits = _check_bits(bits)
     pmf = np.asarray(noise.pmf)
-    if noise.is_symmetric():
-        weights = _settle_symmetric(pmf, bits)
-    else:
-        weights = _settle_general(pmf, bits, _peak(noise))
-    if (weights[pmf > 0.0] < 1).any() or int(weights.sum()) != 1 << bits:
-        raise InvalidInputError(
-            f"bits={bits} is too coarse for a pmf with {int((pmf > 0).sum())} positive "
-            "masses; use more bits"
-        )
-    if noise.is_monotone() and not _never_rises(weights, noise):
-        raise InvalidInputError(
-            f"bits={bits} is too coarse to keep the noise monotone; use more bits"
+    positive = int(np.count_nonzero(pmf))
+    if positive > 1 << bits:
+        tiny = int(np.count_nonzero((pmf > 0.0) & (pmf < 2.0**-bits)))
+        raise InvalidInputError(_crowded_message(positive, tiny, bits))
+    floored = _floored_weights(pmf, bits)
+    folded = _fold(noise, floored)
+    weights = _unfold(folded, _settle(folded, 1 << bits), pmf.size)
+    if not (np.array_equal(weights > 0, pmf > 0) and int(weights.sum()) == 1 << bits):
+        raise AccountantError(
+            f"quantising to bits={bits} lost the support or the total; please report this "
+            f"with the pmf ({noise.description})"
         )
     return QuantisedNoise(weights=weights, bits=bits, original=noise)
-
-
-def _never_rises(weights: np.ndarray, noise: NoiseDistribution) -> bool:
-    grid = noise.grid
-    left, right = weights[grid <= 0.0], weights[grid >= 0.0]
-    return bool((np.diff(left) >= 0).all() and (np.diff(right) <= 0).all())
 
 
 @attrs.frozen(eq=False)

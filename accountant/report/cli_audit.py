@@ -20,12 +20,16 @@ from collections.abc import Iterator
 import attrs
 
 from accountant.errors import InvalidInputError
+from accountant.noise.quantised import MAX_BITS, MIN_BITS
 from accountant.report.cli_noise import (
     FAMILY_OPTIONS,
     NOISE_DEFAULTS,
     NOISE_OPTIONS,
+    PMF_FILE_FORMATS,
     add_noise_options,
     build_noise,
+    build_quantised,
+    check_bits,
     noise_settings,
 )
 from accountant.report.cli_saved import (
@@ -58,22 +62,30 @@ DEFAULTS = {
 #: ``--accountant``, whose file already says it.
 _COMPOSING = {
     dest: "-n/--compositions" if dest == "compositions" else "--" + dest.replace("_", "-")
-    for dest in ("family", *NOISE_OPTIONS, "sensitivity", "sampling_rate", "compositions")
+    for dest in (
+        "family",
+        *NOISE_OPTIONS,
+        "bits",
+        "sensitivity",
+        "sampling_rate",
+        "compositions",
+    )
 }
 
-_DESCRIPTION = """\
+_DESCRIPTION = (
+    """\
 Bound an existing additive-noise mechanism: the exact single-release values, the
 Extended Moments Accountant and certified PrivacyBuckets bounds after n releases, in
 both directions. With no arguments: the paper's truncated Gaussian (sigma 100, bound
 500, step 0.5), sensitivity 1, n = 128, eps = 0.3.
 
 An option that the chosen --family does not use is an error, never ignored.
---family file reads --pmf-file: a two-column text file "x p" (comma-separated for
-.csv), an (N, 2) .npy, or an .npz with arrays x and pmf carry their own grid (it
-must be equidistant; --step and --start, if given, must agree with it); a one-column
-text file or a 1-D .npy holds the pmf alone and needs --step (--start, the position
-of the first value, defaults to a grid centred on 0).
+--bits B audits the pmf quantised to B bits: exactly the law accountant sample --bits B
+draws.
+
 """
+    + PMF_FILE_FORMATS
+)
 
 
 def add_audit(subparsers) -> None:
@@ -84,7 +96,13 @@ def add_audit(subparsers) -> None:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_noise_options(audit)
+    add_noise_options(audit).add_argument(
+        "--bits",
+        type=int,
+        metavar="B",
+        help=f"audit the pmf quantised to B bits, {MIN_BITS} to {MAX_BITS}: integer weights "
+        "over 2^B, the law accountant sample --bits B draws (default: the pmf as it is)",
+    )
     mech = audit.add_argument_group("mechanism")
     mech.add_argument(
         "--sensitivity",
@@ -122,6 +140,7 @@ def _settings(args: argparse.Namespace) -> dict:
     """The noise and mechanism settings, defaults applied; refuses every option that
     would be ignored and every bad value, naming the option."""
     settings = noise_settings(args)
+    settings["bits"] = None if args.bits is None else check_bits(args.bits)
     sensitivity = DEFAULTS["sensitivity"] if args.sensitivity is None else args.sensitivity
     settings["sensitivity"] = check_positive_real("--sensitivity", sensitivity)
     if args.sampling_rate is not None:
@@ -223,7 +242,11 @@ def run_audit(args: argparse.Namespace) -> int:
     times = _compositions(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
-        chosen, description = build_noise(settings)
+        if settings["bits"] is None:
+            chosen, description = build_noise(settings)
+        else:
+            quantised, description = build_quantised(settings, settings["bits"])
+            chosen = quantised.noise
         with _progress(1 if args.plot else 0) as progress:
             if q is not None:
                 pairs = WorstCasePair.subsampled(chosen, q, sensitivity)

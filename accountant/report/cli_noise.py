@@ -1,23 +1,40 @@
 """The noise options ``accountant audit`` and ``accountant sample`` share: ``--family``
 and the parameters each family uses, checked so that an option the family would not use
-is an error (never ignored), with the documented defaults applied here."""
+is an error (never ignored), with the documented defaults applied here; ``--bits``, the
+quantisation both name the same way (:func:`build_quantised`: the law ``sample`` draws is
+the law ``audit --bits`` audits); and the help text on pmf files both print."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from accountant.errors import InvalidInputError
-from accountant.validation import check_finite_real, check_positive_real
+from accountant.noise.quantised import MAX_BITS, MIN_BITS
+from accountant.validation import check_finite_real, check_positive_int, check_positive_real
 
 __all__ = [
     "FAMILY_OPTIONS",
     "NOISE_DEFAULTS",
     "NOISE_OPTIONS",
+    "PMF_FILE_FORMATS",
     "add_noise_options",
+    "audit_command",
     "build_noise",
+    "build_quantised",
+    "check_bits",
     "flag",
     "noise_settings",
 ]
+
+#: How ``--family file`` reads ``--pmf-file`` (the help of every subcommand that takes it).
+PMF_FILE_FORMATS = """\
+--family file reads --pmf-file: a two-column text file "x p" (comma-separated for
+.csv), an (N, 2) .npy, or an .npz with arrays x and pmf carry their own grid (it
+must be equidistant; --step and --start, if given, must agree with it); a one-column
+text file or a 1-D .npy holds the pmf alone and needs --step (--start, the position
+of the first value, defaults to a grid centred on 0).
+"""
 
 #: The options each ``--family`` uses (argparse ``dest`` names); any other noise option
 #: given with that family is an error.
@@ -47,8 +64,9 @@ def flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def add_noise_options(parser: argparse.ArgumentParser) -> None:
-    """Add the ``noise`` option group (``--family`` and every family's parameters)."""
+def add_noise_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """Add the ``noise`` option group (``--family`` and every family's parameters); returns
+    it, for options a subcommand adds to it."""
     noise = parser.add_argument_group("noise")
     noise.add_argument(
         "--family",
@@ -78,6 +96,7 @@ def add_noise_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         help="position of the first value of a pmf-only --pmf-file (default: centred on 0)",
     )
+    return noise
 
 
 def noise_settings(args: argparse.Namespace) -> dict:
@@ -105,6 +124,47 @@ def noise_settings(args: argparse.Namespace) -> dict:
             value = check_finite_real(flag(dest), value)
         settings[dest] = value
     return settings
+
+
+def check_bits(value: object) -> int:
+    """``--bits``: an integer in ``[MIN_BITS, MAX_BITS]`` (8 to 53), named in the refusal."""
+    bits = check_positive_int("--bits", value)
+    if not MIN_BITS <= bits <= MAX_BITS:
+        raise InvalidInputError(f"--bits must lie in [{MIN_BITS}, {MAX_BITS}], got {bits}")
+    return bits
+
+
+def _shown(value: float) -> str:
+    """``value`` as short as it reads back exactly (``2.0`` -> ``2``, ``0.1`` -> ``0.1``)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
+def audit_command(settings: dict, bits: int) -> str:
+    """The ``accountant audit`` command line that audits the noise ``settings`` describe
+    quantised to ``bits`` bits: every noise option the settings hold (defaults spelt
+    out, so a changed default cannot change the law), the staircase's ``--sensitivity``
+    (its design sensitivity, which the audit also takes), and ``--bits``."""
+    words = ["accountant", "audit", "--family", settings["family"]]
+    for dest in FAMILY_OPTIONS[settings["family"]]:
+        value = settings.get(dest)
+        if value is None:
+            continue
+        words += [flag(dest), value if isinstance(value, str) else _shown(value)]
+    if settings["family"] == "staircase":
+        words += ["--sensitivity", _shown(settings["sensitivity"])]
+    words += ["--bits", str(bits)]
+    return shlex.join(words)
+
+
+def build_quantised(settings: dict, bits: int):
+    """The noise ``settings`` describe quantised to ``bits`` bits
+    (:func:`accountant.noise.quantised.quantise`; its ``noise`` is the law drawn and
+    audited) and its description, which says so."""
+    from accountant.noise.quantised import quantise
+
+    chosen, description = build_noise(settings)
+    return quantise(chosen, bits), f"{description}, quantised to {bits} bits"
 
 
 def build_noise(settings: dict):

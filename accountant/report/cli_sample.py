@@ -7,7 +7,9 @@ the audited noise, never outside its support. ``--simulate --seed S`` draws the 
 from a seeded numpy generator instead, for simulations only (never for a release; a note
 says so). Values go to stdout, one per line as exact decimal ``repr``, or to
 ``--output`` (``.npy``, or ``.txt`` one per line); a note on stderr states the source,
-the bits and the quantisation's total-variation distance to the audited pmf.
+the bits, the quantisation's total-variation distance to the pmf, and the
+``accountant audit ... --bits B`` command that audits exactly the law drawn
+(:func:`~accountant.report.cli_noise.audit_command`).
 """
 
 from __future__ import annotations
@@ -19,18 +21,32 @@ from pathlib import Path
 import numpy as np
 
 from accountant.errors import InvalidInputError
-from accountant.report.cli_noise import add_noise_options, build_noise, noise_settings
+from accountant.noise.quantised import DEFAULT_BITS, MAX_BITS, MIN_BITS
+from accountant.report.cli_noise import (
+    PMF_FILE_FORMATS,
+    add_noise_options,
+    audit_command,
+    build_quantised,
+    check_bits,
+    noise_settings,
+)
 from accountant.report.terminal import check_output_path, note_line
 from accountant.validation import check_positive_int, check_positive_real
 
 __all__ = ["add_sample", "run_sample"]
 
-_DESCRIPTION = """\
+_DESCRIPTION = (
+    """\
 Draw N noise values for a release from the quantised pmf of the chosen noise (the same
 --family options as accountant audit), from the operating system's cryptographic
 source: every value is exactly a grid point, never outside the support. --simulate
---seed S draws the same law from a seeded numpy generator, for simulations only.
+--seed S draws the same law from a seeded numpy generator, for simulations only. The
+note on stderr names the accountant audit command (--bits B) that audits exactly the
+law drawn.
+
 """
+    + PMF_FILE_FORMATS
+)
 
 
 def add_sample(subparsers) -> None:
@@ -50,7 +66,12 @@ def add_sample(subparsers) -> None:
     draws = sample.add_argument_group("draws")
     draws.add_argument("-n", "--count", type=int, required=True, help="number of values")
     draws.add_argument(
-        "--bits", type=int, default=48, help="bits of the quantised pmf, 1 to 53 (default: 48)"
+        "--bits",
+        type=int,
+        metavar="B",
+        default=DEFAULT_BITS,
+        help=f"draw from the pmf quantised to B bits, {MIN_BITS} to {MAX_BITS}: integer "
+        f"weights over 2^B (default: {DEFAULT_BITS})",
     )
     draws.add_argument(
         "--simulate",
@@ -75,9 +96,7 @@ def _checked(args: argparse.Namespace) -> dict:
     sensitivity = 1.0 if args.sensitivity is None else args.sensitivity
     settings["sensitivity"] = check_positive_real("--sensitivity", sensitivity)
     check_positive_int("-n/--count", args.count)
-    bits = check_positive_int("--bits", args.bits)
-    if bits > 53:
-        raise InvalidInputError(f"--bits must be at most 53, got {bits}")
+    check_bits(args.bits)
     if args.simulate and args.seed is None:
         raise InvalidInputError("--simulate needs --seed (a simulation must be reproducible)")
     if args.seed is not None and not args.simulate:
@@ -94,11 +113,8 @@ def _checked(args: argparse.Namespace) -> dict:
 
 def run_sample(args: argparse.Namespace) -> int:
     """Run ``accountant sample``; returns the exit status."""
-    from accountant.noise.quantised import quantise
-
     settings = _checked(args)
-    chosen, description = build_noise(settings)
-    quantised = quantise(chosen, bits=args.bits)
+    quantised, description = build_quantised(settings, args.bits)
     if args.simulate:
         values = quantised.simulate(args.count, np.random.default_rng(args.seed))
         source = f"simulated with numpy seed {args.seed}: NOT for a release"
@@ -113,9 +129,11 @@ def run_sample(args: argparse.Namespace) -> int:
         Path(args.output).write_text("".join(f"{float(v)!r}\n" for v in values))
     sys.stderr.write(
         note_line(
-            f"{args.count} values of {description}, quantised to {args.bits} bits "
-            f"(total variation to the audited pmf <= {quantised.total_variation:.3g}), "
-            f"{source}" + ("" if args.output is None else f"; written to {args.output}")
+            f"{args.count} values of {description} (total variation to the pmf <= "
+            f"{quantised.total_variation:.3g}), {source}"
+            + ("" if args.output is None else f"; written to {args.output}")
+            + f"; audit exactly this law with: {audit_command(settings, args.bits)}"
+            + " (and the --sensitivity, -n and query of your release)"
         )
         + "\n"
     )

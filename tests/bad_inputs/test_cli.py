@@ -102,6 +102,9 @@ AUDIT_CASES = [
     (["--plot", "{tmp}/a_file/curves.png"], "--plot", "a_file' is not a directory"),
     (["--plot", "{tmp}/folder.png"], "--plot", "folder.png', which is a directory"),
     (["--plot", "{tmp}/missing/curves.png"], "--plot", "missing' does not exist"),
+    (["--bits", "54"], "--bits", "must lie in [8, 53], got 54"),
+    (["--bits", "7"], "--bits", "must lie in [8, 53], got 7"),
+    (["--bits", "2.5"], "--bits", "'2.5'"),
 ]
 
 LEARN_CASES = [

@@ -12,10 +12,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from accountant import InvalidInputError, PrivacyBuckets, WorstCasePair, noise, optimal
-from accountant.noise.quantised import MAX_BITS, QuantisedNoise, quantise
+from accountant import (
+    InvalidInputError,
+    NoiseDistribution,
+    PrivacyBuckets,
+    WorstCasePair,
+    noise,
+    optimal,
+)
+from accountant.noise.quantised import MAX_BITS, MIN_BITS, QuantisedNoise, quantise
 from accountant.noise.sampling import table_indices
-from tests.strategies import holey_pmfs, pmfs
+from tests.strategies import (
+    STEPS,
+    holey_pmfs,
+    monotone_pmfs,
+    nearly_symmetric_pmfs,
+    pmfs,
+    symmetric_pmfs,
+)
 
 FAMILIES = {
     "gaussian": noise.truncated_gaussian(2.0, 10.0, 0.5),
@@ -122,12 +136,95 @@ def test_the_quantised_delta_stays_within_the_documented_distance(p, times, epsi
 
 
 def test_coarse_bits_are_refused_by_name():
-    wide = noise.truncated_gaussian(1.0, 300.0, 0.5)  # 1201 positive masses
+    wide = noise.uniform(150.0, 0.5)  # 601 positive masses, 2^8 = 256 weights
     with pytest.raises(InvalidInputError, match=r"bits=8 is too coarse"):
         quantise(wide, 8)
+    # 1201 points, of which the ~155 with a mass that is not 0 fit into 2^8
+    assert quantise(noise.truncated_gaussian(1.0, 300.0, 0.5), 8).noise.is_monotone(rtol=0.0)
     for bits, shown in [(7, "got 7"), (54, "got 54"), (2.5, "got 2.5"), ("48", "got '48'")]:
         with pytest.raises(InvalidInputError, match=rf"bits .*{shown}"):
             quantise(FAMILIES["gaussian"], bits)
     with pytest.raises(InvalidInputError, match="noise must be a NoiseDistribution"):
         quantise(np.array([0.5, 0.5]))
     assert isinstance(quantise(FAMILIES["uniform"], 8), QuantisedNoise)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 25: no support created, symmetry only when exact, monotonicity kept by
+# construction, idempotence, and refusals that name a remedy that exists
+
+#: Every pmf shape the quantiser must take (<= 13 points: every bits >= 8 has room).
+ANY_PMF = st.one_of(pmfs(max_size=13), holey_pmfs(), symmetric_pmfs(), nearly_symmetric_pmfs())
+BITS = st.integers(MIN_BITS, MAX_BITS)
+
+
+def _centred(pmf: np.ndarray, step: float = 1.0) -> NoiseDistribution:
+    """``pmf`` on a grid centred on 0, of any length; exactly symmetric for a binary step."""
+    return NoiseDistribution(pmf=pmf, step=step, start=-step * (pmf.size - 1) / 2)
+
+
+@given(pmf=ANY_PMF, bits=BITS)
+def test_weights_are_positive_exactly_where_the_pmf_is_and_sum_to_two_to_the_bits(pmf, bits):
+    q = quantise(_centred(pmf), bits)
+    assert np.array_equal(q.weights > 0, pmf > 0)
+    assert sum(q.weights.tolist()) == 1 << bits
+
+
+@given(pmf=symmetric_pmfs(), bits=BITS, step=st.sampled_from(STEPS))
+def test_exact_symmetry_is_kept_exactly(pmf, bits, step):
+    p = _centred(pmf, step)
+    assert np.array_equal(p.grid, -p.grid[::-1])  # a binary step: the grid is exact
+    q = quantise(p, bits)
+    assert np.array_equal(q.weights, q.weights[::-1])
+    assert np.array_equal(q.weights > 0, pmf > 0)
+
+
+@given(drawn=monotone_pmfs(), bits=BITS, step=st.sampled_from(STEPS))
+def test_exact_monotonicity_is_kept_exactly(drawn, bits, step):
+    pmf, zero = drawn
+    p = NoiseDistribution(pmf=pmf, step=step, start=-step * zero)
+    assert p.is_monotone(rtol=0.0)
+    q = quantise(p, bits)
+    assert q.noise.is_monotone(rtol=0.0)
+    assert np.array_equal(q.weights > 0, pmf > 0)
+
+
+@given(pmf=ANY_PMF, bits=BITS, more=st.integers(0, MAX_BITS - MIN_BITS))
+def test_quantising_a_quantised_law_again_gives_the_same_law(pmf, bits, more):
+    q = quantise(_centred(pmf), bits)
+    again = quantise(q.noise, min(bits + more, MAX_BITS))
+    assert np.array_equal(again.noise.pmf, q.noise.pmf)
+    assert np.array_equal(quantise(q.noise, bits).weights, q.weights)
+
+
+def test_the_reported_pmf_gets_no_mass_where_it_has_none():
+    """Issue 25: the mirrored branch (symmetric within a tolerance) put weight 1 on the
+    last point, whose mass is 0; the pmf is exactly monotone, so the floors stand and
+    nothing is mirrored."""
+    p = noise.from_array(np.array([1e-16, 0.25, 0.5, 0.25 - 1e-16, 0.0]), step=1.0)
+    q = quantise(p, 48)
+    assert q.weights.tolist() == [1, 2**46, 2**47, 2**46 - 1, 0]
+    for bits in (48, 50, MAX_BITS):
+        assert np.array_equal(quantise(q.noise, bits).noise.pmf, q.noise.pmf)
+
+
+def test_a_pmf_summing_above_one_is_levelled_from_the_top_keeping_its_shape():
+    """Masses summing to 1 + 3e-10 (inside the tolerance) floor to more than 2^bits: the
+    excess comes off the largest weights, outermost first, so uniform noise stays
+    symmetric and monotone (taking it all off the middle would make it a dip)."""
+    p = NoiseDistribution(pmf=np.full(7, (1.0 + 3e-10) / 7), step=0.5, start=-1.5)
+    q = quantise(p, 40)
+    assert sum(q.weights.tolist()) == 1 << 40
+    assert np.array_equal(q.weights, q.weights[::-1]) and q.noise.is_monotone(rtol=0.0)
+    assert q.weights.max() - q.weights.min() <= 2  # an odd remainder: the middle gets 1
+
+
+def test_a_crowded_pmf_is_refused_naming_a_remedy_that_exists():
+    from accountant.noise.quantised import _crowded_message
+
+    crowded = noise.from_array(np.full(301, 1.0 / 301), step=1.0)
+    with pytest.raises(InvalidInputError, match=r"bits=8 .*301 positive masses") as caught:
+        quantise(crowded, 8)
+    assert "merge or drop" in str(caught.value) and "more bits" in str(caught.value)
+    assert "more bits" not in _crowded_message(2**53 + 1, 2**53 + 1, MAX_BITS)
+    assert "merge or drop" in _crowded_message(2**53 + 1, 2**53 + 1, MAX_BITS)

@@ -118,6 +118,7 @@ def _expected_keys() -> set[str]:
     }
     expected |= {f"mechanism.settings.{k}" for k in ("family", "sigma", "bound", "step")}
     expected |= {"mechanism.settings.sensitivity", "mechanism.settings.sampling_rate"}
+    expected.add("mechanism.settings.bits")
     expected |= {
         f"query.{k}" for k in ("quantity", "compositions", "epsilon", "target_delta", "direction")
     }

@@ -94,6 +94,7 @@ def test_a_pmf_only_file_uses_step_and_start(capsys, pmf_only):
         "pmf_file": pmf_only,
         "step": 1.0,
         "start": None,
+        "bits": None,
         "sensitivity": 1.0,
         "sampling_rate": None,
     }

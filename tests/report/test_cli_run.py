@@ -85,6 +85,7 @@ def test_a_malformed_run_is_refused_naming_the_field(capsys, tmp_path, change, s
 def test_what_the_run_already_says_cannot_be_given_again(capsys, tmp_path):
     path = _write(tmp_path, RUN)
     assert "--sigma cannot be given with --run" in refused(capsys, "--run", path, "--sigma", "2")
+    assert "--bits cannot be given with --run" in refused(capsys, "--run", path, "--bits", "48")
     assert "-n/--compositions cannot be given with --run" in refused(
         capsys, "--run", path, "-n", "3"
     )
