@@ -51,6 +51,7 @@ from accountant.validation import (
 )
 
 __all__ = [
+    "GRID_FREE_OPTIONS",
     "AuditReport",
     "Progress",
     "audit_additive",
@@ -58,12 +59,35 @@ __all__ = [
     "audit_query",
     "audited_accountant",
     "buckets_result",
+    "is_dp_sgd_pair",
     "moments_results",
+    "one_coordinate_note",
 ]
 
 
 #: ``progress(stage, done, total)`` is called before each stage of an audit.
 Progress = Callable[[str, int, int], None]
+
+#: The grid-free DP-SGD audit's options, for :func:`one_coordinate_note`.
+GRID_FREE_OPTIONS = "--noise-multiplier S --sampling-rate Q --steps N --cut K"
+
+
+def one_coordinate_note(options: str = GRID_FREE_OPTIONS) -> str:
+    """What a one-dimensional DP-SGD result bounds: a 1-coordinate model from above, a
+    model of ``d > 1`` coordinates only from below (``docs/guide/dp-sgd.md``); and the
+    audit that certifies ``D`` coordinates (``options``: the grid-free audit's, with the
+    values when they are known)."""
+    return (
+        "upper bound for a 1-coordinate model only; for d > 1 coordinates it is a lower "
+        f"bound — use {options} --dimension D"
+    )
+
+
+def is_dp_sgd_pair(pair: WorstCasePair) -> bool:
+    """Whether ``pair`` is the one-dimensional DP-SGD mixture pair, as
+    :meth:`WorstCasePair.subsampled` describes it (``"DP-SGD with ..."``, or its
+    flipped pair)."""
+    return pair.description.startswith(("DP-SGD", "flipped(DP-SGD"))
 
 
 @attrs.define
@@ -98,6 +122,8 @@ def audit_pairs(
     quoting that composed floor; in a direction that was not requested the value is
     ``inf`` and a note says why. PrivacyBuckets rows need a single pair (there is no
     single composed PLD for a worst case over shifts); with several they are ``None``.
+    A DP-SGD mixture pair (:func:`is_dp_sgd_pair`) is one-dimensional: the report's
+    ``upper_bound_dimension`` is 1 and its first note says so (:func:`one_coordinate_note`).
     """
     pair_list = (pairs,) if isinstance(pairs, WorstCasePair) else tuple(pairs)
     query = audit_query(check_positive_int("times", times), epsilon, target_delta, direction)
@@ -136,7 +162,13 @@ def audit_pairs(
         notes.append("PrivacyBuckets rows omitted: no single composed PLD for mixed shifts")
     results = AuditResults(one, composed, exact_adp, exact_pdp, ma["tight"], ma["paper"], buckets)
     description = pair_list[0].description if len(pair_list) == 1 else shift_note
-    mechanism = AuditMechanism(description, shift_note, len(pair_list))
+    dimension = None
+    if any(is_dp_sgd_pair(p) for p in pair_list):
+        dimension = 1
+        notes.insert(0, one_coordinate_note())
+    mechanism = AuditMechanism(
+        description, shift_note, len(pair_list), upper_bound_dimension=dimension
+    )
     return AuditReport(mechanism, query, results, notes=tuple(notes))
 
 

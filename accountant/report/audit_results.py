@@ -5,7 +5,8 @@ Schema shipped as ``accountant/schemas/audit.schema.json`` describes exactly wha
 :meth:`AuditReport.to_dict` returns (a test checks one against the other). Layout::
 
     {"schema_version": 1,
-     "mechanism": {"description", "shifts", "pairs", "settings", "accountant"},
+     "mechanism": {"description", "shifts", "pairs", "settings", "accountant",
+                   "upper_bound_dimension"},
      "query": {"quantity", "compositions", "epsilon", "target_delta", "direction"},
      "results": {"distinguishing_mass": {"one_release", "composed"},
                  "exact": {"adp", "pdp"},                      # one release
@@ -174,13 +175,18 @@ class SavedSource:
 class AuditMechanism:
     """What was audited: a description, how shifts were handled, how many worst-case
     pairs (for a saved accountant: composed mechanisms) were audited, the command-line
-    settings that built it, and the saved accountant it came from (or ``None``)."""
+    settings that built it, the saved accountant it came from (or ``None``), and, for
+    DP-SGD, ``upper_bound_dimension``: the number of noised coordinates per step for
+    which the upper bounds hold (1 for the one-dimensional pair, whose values only bound
+    a model of more coordinates from below; ``D`` for a DPSGDAccountant on ``D``
+    coordinates; ``None`` for a mechanism that is not DP-SGD)."""
 
     description: str
     shifts: str
     pairs: int
-    settings: Mapping[str, float | str | None] | None = None
+    settings: Mapping[str, float | int | str | None] | None = None
     accountant: SavedSource | None = None
+    upper_bound_dimension: int | None = None
 
     def to_dict(self) -> dict:
         settings = None if self.settings is None else dict(self.settings)
@@ -190,6 +196,7 @@ class AuditMechanism:
             "pairs": self.pairs,
             "settings": settings,
             "accountant": None if self.accountant is None else self.accountant.to_dict(),
+            "upper_bound_dimension": self.upper_bound_dimension,
         }
 
 

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import importlib.util
 import json
+import math
 import sys
 import time
 import warnings
@@ -20,7 +21,9 @@ from collections.abc import Iterator
 import attrs
 
 from accountant.errors import InvalidInputError
+from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS, SubsampledTruncatedGaussian
 from accountant.noise.quantised import MAX_BITS, MIN_BITS
+from accountant.report.audit import is_dp_sgd_pair, one_coordinate_note
 from accountant.report.cli_noise import (
     FAMILY_OPTIONS,
     NOISE_DEFAULTS,
@@ -38,6 +41,7 @@ from accountant.report.cli_saved import (
     load_audited,
     save_audited,
 )
+from accountant.report.run_file import run_accountant, single_segment_run
 from accountant.report.terminal import check_output_path, note_line, progress_enabled
 from accountant.validation import (
     check_epsilons,
@@ -69,7 +73,22 @@ _COMPOSING = {
         "sensitivity",
         "sampling_rate",
         "compositions",
+        "noise_multiplier",
+        "steps",
+        "cut",
+        "dimension",
+        "truncation",
+        "clip",
     )
+}
+
+#: Options of the grid-free DP-SGD audit (``dest`` -> flag), taken only with
+#: ``--noise-multiplier``; ``--sampling-rate`` and ``--steps`` belong to both DP-SGD audits.
+_GRID_FREE = {
+    "cut": "--cut",
+    "dimension": "--dimension",
+    "truncation": "--truncation",
+    "clip": "--clip",
 }
 
 _DESCRIPTION = (
@@ -78,6 +97,15 @@ Bound an existing additive-noise mechanism: the exact single-release values, the
 Extended Moments Accountant and certified PrivacyBuckets bounds after n releases, in
 both directions. With no arguments: the paper's truncated Gaussian (sigma 100, bound
 500, step 0.5), sensitivity 1, n = 128, eps = 0.3.
+
+DP-SGD: --sampling-rate Q audits the one-dimensional mixture pair of the noise grid
+(an upper bound for a 1-coordinate model only; for d > 1 coordinates it is a lower
+bound). --noise-multiplier S --sampling-rate Q --steps N --cut K --dimension D audits
+N steps of Gaussian noise cut at +-K*S*clip on each of D coordinates, without a grid,
+certified for D coordinates (accountant.DPSGDAccountant), e.g. MNIST:
+
+  accountant audit --noise-multiplier 1.1 --sampling-rate 0.0042667 --steps 14062 \\
+      --cut 8 --dimension 1000000 --target-delta 1e-5
 
 An option that the chosen --family does not use is an error, never ignored.
 --bits B audits the pmf quantised to B bits: exactly the law accountant sample --bits B
@@ -116,6 +144,39 @@ def add_audit(subparsers) -> None:
         help="audit the DP-SGD mixture pair with Poisson sampling rate Q (default: off)",
     )
     mech.add_argument("-n", "--compositions", type=int, help="number of releases (default: 128)")
+    dp_sgd = audit.add_argument_group(
+        "DP-SGD without a grid (with --noise-multiplier; no noise option is taken)"
+    )
+    dp_sgd.add_argument(
+        "--noise-multiplier",
+        type=float,
+        metavar="S",
+        help="audit DP-SGD steps of Gaussian noise with this noise multiplier (std S * clip)",
+    )
+    dp_sgd.add_argument(
+        "--steps",
+        type=int,
+        metavar="N",
+        help="number of DP-SGD steps (with --sampling-rate; the same as -n, give one of them)",
+    )
+    dp_sgd.add_argument(
+        "--cut", type=float, metavar="K", help="noise cut at +-K * S * clip (inf: no cut)"
+    )
+    dp_sgd.add_argument(
+        "--dimension",
+        type=int,
+        metavar="D",
+        help="noised coordinates per step, each cut separately (the model's trainable "
+        "parameters); required with a finite --cut",
+    )
+    dp_sgd.add_argument(
+        "--truncation",
+        choices=TRUNCATIONS,
+        help="renormalised (= resampled: redrawn until inside) or clamped (default: renormalised)",
+    )
+    dp_sgd.add_argument(
+        "--clip", type=float, metavar="C", help="clipping norm, the unit of the noise (default: 1)"
+    )
     query = audit.add_argument_group("query (one of)").add_mutually_exclusive_group()
     query.add_argument("--epsilon", type=float, help="report delta at this eps (default: 0.3)")
     query.add_argument("--target-delta", type=float, help="report the eps for this delta instead")
@@ -137,8 +198,15 @@ def add_audit(subparsers) -> None:
 
 
 def _settings(args: argparse.Namespace) -> dict:
-    """The noise and mechanism settings, defaults applied; refuses every option that
-    would be ignored and every bad value, naming the option."""
+    """The noise and mechanism settings of an audit on a noise grid, defaults applied;
+    refuses every option that would be ignored and every bad value, naming the option."""
+    for dest, flag in _GRID_FREE.items():
+        if getattr(args, dest) is not None:
+            raise InvalidInputError(
+                f"{flag} applies only to the grid-free DP-SGD audit (--noise-multiplier), "
+                "not to an audit of a noise grid, which would ignore it"
+                + ("; on a grid, --bound is the cut" if dest == "cut" else "")
+            )
     settings = noise_settings(args)
     settings["bits"] = None if args.bits is None else check_bits(args.bits)
     sensitivity = DEFAULTS["sensitivity"] if args.sensitivity is None else args.sensitivity
@@ -151,9 +219,87 @@ def _settings(args: argparse.Namespace) -> dict:
 
 
 def _compositions(args: argparse.Namespace) -> int:
-    """``-n/--compositions``, the default applied, checked."""
+    """The number of releases: ``-n/--compositions`` or, for DP-SGD (``--sampling-rate``
+    or ``--noise-multiplier``), its alias ``--steps``; the default applied, checked.
+    Both given is refused (even when equal), as is ``--steps`` for additive noise."""
+    if args.steps is not None:
+        if args.compositions is not None:
+            raise InvalidInputError(
+                f"give one of -n/--compositions and --steps (the same count), got "
+                f"-n {args.compositions} and --steps {args.steps}"
+            )
+        if args.sampling_rate is None and args.noise_multiplier is None:
+            raise InvalidInputError(
+                "--steps counts DP-SGD steps (with --sampling-rate or --noise-multiplier); "
+                "releases of additive noise are -n/--compositions"
+            )
+        return check_positive_int("--steps", args.steps)
     n = DEFAULTS["compositions"] if args.compositions is None else args.compositions
     return check_positive_int("-n/--compositions", n)
+
+
+def _grid_free_settings(args: argparse.Namespace) -> dict:
+    """The settings of the grid-free DP-SGD audit (``--noise-multiplier``), each checked
+    under its option's name; refuses every noise-grid option (it would be ignored) and a
+    missing ``--sampling-rate``, ``--steps``, ``--cut`` or (with a finite cut)
+    ``--dimension``."""
+    for dest in ("family", *NOISE_OPTIONS, "bits", "sensitivity"):
+        if getattr(args, dest) is not None:
+            hint = {"sensitivity": "; the clipping norm is --clip", "sigma": "; S is its sigma"}
+            raise InvalidInputError(
+                f"{_COMPOSING[dest]} does not apply to --noise-multiplier (DP-SGD without a "
+                f"noise grid), which would ignore it{hint.get(dest, '')}"
+            )
+    if args.plot is not None:
+        raise InvalidInputError(
+            "--plot does not apply to --noise-multiplier (it draws the curves of one noise's pairs)"
+        )
+    for dest, what in (
+        ("sampling_rate", "--sampling-rate Q (the Poisson sampling rate of a step)"),
+        ("cut", "--cut K (the noise is cut at +-K * S * clip; inf: no cut)"),
+    ):
+        if getattr(args, dest) is None:
+            raise InvalidInputError(f"--noise-multiplier needs {what}")
+    if args.steps is None and args.compositions is None:
+        raise InvalidInputError("--noise-multiplier needs --steps N (the number of steps)")
+    cut = args.cut
+    if args.dimension is None and cut != math.inf:
+        raise InvalidInputError(
+            f"--dimension must be given with a finite --cut (--cut {cut:g}): the number of "
+            "noised coordinates per step (the model's trainable parameters; 1 for one number)"
+        )
+    run = single_segment_run(
+        noise_multiplier=args.noise_multiplier,
+        sampling_rate=args.sampling_rate,
+        steps=_compositions(args),
+        cut=cut,
+        # uncut, the Gaussian's privacy is that of one coordinate, whatever the dimension
+        dimension=1 if args.dimension is None else args.dimension,
+        truncation="renormalised" if args.truncation is None else args.truncation,
+        clip=1.0 if args.clip is None else args.clip,
+    )
+    (segment,) = run.segments
+    try:  # the mechanism's own checks (e.g. a cut below half the clip norm), before any work
+        SubsampledTruncatedGaussian(
+            sigma=segment.noise_multiplier,
+            sampling_rate=segment.sampling_rate,
+            cut=segment.cut,
+            clip=run.clip,
+            truncation=run.truncation,
+        )
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"--cut {segment.cut:g} with --noise-multiplier {segment.noise_multiplier:g}: {exc}"
+        ) from None
+    return {
+        "noise_multiplier": segment.noise_multiplier,
+        "sampling_rate": segment.sampling_rate,
+        "steps": segment.steps,
+        "cut": "inf" if math.isinf(segment.cut) else segment.cut,
+        "dimension": run.dimension,
+        "truncation": run.truncation,
+        "clip": run.clip,
+    }
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -214,13 +360,16 @@ def _progress(extra: int) -> Iterator[_StageBar | None]:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``accountant audit``; returns the exit status."""
-    from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
-    from accountant.report.audit import audit_additive, audit_pairs, audited_accountant
     from accountant.report.audit_saved import audit_accountant
 
     started = time.perf_counter()
     check_saved_options(args, _COMPOSING)
-    settings = None if args.accountant is not None or args.run is not None else _settings(args)
+    settings = grid_free = None
+    if args.accountant is None and args.run is None:
+        if args.noise_multiplier is not None:
+            grid_free = _grid_free_settings(args)
+        else:
+            settings = _settings(args)
     if args.epsilon is not None:
         check_epsilons("--epsilon", check_finite_real("--epsilon", args.epsilon))
     if args.target_delta is not None:
@@ -230,14 +379,80 @@ def run_audit(args: argparse.Namespace) -> int:
     if epsilon is None and args.target_delta is None:
         epsilon = DEFAULTS["epsilon"]
     query = {"epsilon": epsilon, "target_delta": args.target_delta, "direction": args.direction}
-    if settings is None:
+    if settings is not None:
+        return _audit_grid(args, settings, query, started)
+    if grid_free is not None:
+        accountant, path, origin = _grid_free_accountant(grid_free), None, "DP-SGD"
+    else:
         accountant, path, origin = load_audited(args)
-        with warnings.catch_warnings(record=True) as caught, _progress(0) as progress:
-            warnings.simplefilter("always", UserWarning)
-            report = audit_accountant(
-                accountant, path=path, progress=progress, origin=origin, **query
-            )
-        return _finish(args, report, caught, report.mechanism, accountant, started)
+    with warnings.catch_warnings(record=True) as caught, _progress(0) as progress:
+        warnings.simplefilter("always", UserWarning)
+        report = audit_accountant(accountant, path=path, progress=progress, origin=origin, **query)
+    mechanism = attrs.evolve(report.mechanism, upper_bound_dimension=_dimension_of(accountant))
+    note = one_coordinate_note()
+    if grid_free is not None:
+        d = accountant.dimension
+        coordinates = f"{d} coordinate{'' if d == 1 else 's'}"
+        mechanism = attrs.evolve(
+            mechanism,
+            shifts=f"DP-SGD without a grid: {coordinates} per step, each cut separately, "
+            f"composed in a DPSGDAccountant (certified for {coordinates})",
+            settings=grid_free,
+        )
+        note = one_coordinate_note(_grid_free_options(grid_free))
+    if mechanism.upper_bound_dimension == 1:
+        report = attrs.evolve(report, notes=(note, *report.notes))
+    return _finish(args, report, caught, mechanism, accountant, started)
+
+
+def _grid_free_options(settings: dict) -> str:
+    """The grid-free audit's options with the values of ``settings`` (but ``--dimension``)."""
+    cut = settings["cut"]
+    options = (
+        f"--noise-multiplier {settings['noise_multiplier']:.6g} --sampling-rate "
+        f"{settings['sampling_rate']:g} --steps {settings['steps']} --cut "
+        + (cut if isinstance(cut, str) else f"{cut:.6g}")
+    )
+    if settings.get("truncation", "renormalised") != "renormalised":
+        options += f" --truncation {settings['truncation']}"
+    return options
+
+
+def _grid_free_accountant(settings: dict):
+    """The DPSGDAccountant of ``settings`` (:func:`_grid_free_settings`): the steps of a
+    one-segment run, built and composed as ``--run`` builds a run."""
+    run = single_segment_run(**{**settings, "cut": float(settings["cut"])})
+    return run_accountant(run)
+
+
+def _dimension_of(accountant) -> int | None:
+    """The ``upper_bound_dimension`` of an accountant's audit: the number of coordinates
+    per step its upper bounds are certified for when that number matters, that is when
+    the DP-SGD noise is cut (uncut, the Gaussian's bounds hold for any number). A
+    DPSGDAccountant's dimension; 1 for a PrivacyBuckets or Extended MA that composed a
+    one-dimensional DP-SGD step (a cut
+    :class:`~accountant.mechanisms.subsampled_gaussian.SubsampledTruncatedGaussian`, or a
+    DP-SGD mixture pair of a noise grid); ``None`` otherwise."""
+    from accountant.dpsgd import DPSGDAccountant
+    from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
+    from accountant.pairs.worst_case import WorstCasePair
+
+    def cut(mechanism) -> bool:
+        if isinstance(mechanism, SubsampledTruncatedGaussian):
+            return not math.isinf(mechanism.cut)
+        return isinstance(mechanism, WorstCasePair) and is_dp_sgd_pair(mechanism)
+
+    if not any(cut(component.mechanism) for component in accountant.components):
+        return None
+    return accountant.dimension if isinstance(accountant, DPSGDAccountant) else 1
+
+
+def _audit_grid(args: argparse.Namespace, settings: dict, query: dict, started: float) -> int:
+    """The audit of a noise grid (``settings``: :func:`_settings`): additive, or the
+    one-dimensional DP-SGD mixture pair with ``--sampling-rate``."""
+    from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
+    from accountant.report.audit import audit_additive, audit_pairs, audited_accountant
+
     q, sensitivity = settings["sampling_rate"], settings["sensitivity"]
     times = _compositions(args)
     with warnings.catch_warnings(record=True) as caught:
@@ -258,6 +473,7 @@ def run_audit(args: argparse.Namespace) -> int:
                     **query,
                 )
                 description = f"DP-SGD with {description}, q {q:g}, clip {sensitivity:g}"
+                report = _with_grid_free_command(report, settings, times)
             else:
                 pairs = additive_shift_pairs(chosen, sensitivity)
                 report = audit_additive(chosen, sensitivity, times, progress=progress, **query)
@@ -269,6 +485,26 @@ def run_audit(args: argparse.Namespace) -> int:
     mechanism = attrs.evolve(report.mechanism, description=description, settings=settings)
     audited = audited_accountant(pairs, times) if args.save is not None else None
     return _finish(args, report, caught, mechanism, audited, started)
+
+
+def _with_grid_free_command(report, settings: dict, times: int):
+    """``report`` whose one-coordinate note names the grid-free audit of the same DP-SGD
+    run when the grid is a truncated Gaussian (noise multiplier ``sigma / clip``, cut
+    ``bound / sigma``)."""
+    if settings["family"] != "truncated-gaussian":
+        return report
+    sigma, clip = settings["sigma"], settings["sensitivity"]
+    options = _grid_free_options(
+        {
+            "noise_multiplier": sigma / clip,
+            "sampling_rate": settings["sampling_rate"],
+            "steps": times,
+            "cut": settings["bound"] / sigma,
+        }
+    )
+    generic = one_coordinate_note()
+    notes = tuple(one_coordinate_note(options) if n == generic else n for n in report.notes)
+    return attrs.evolve(report, notes=notes)
 
 
 def _finish(args, report, caught, mechanism, audited, started: float) -> int:

@@ -44,7 +44,7 @@ from accountant.validation import (
     shown,
 )
 
-__all__ = ["Segment", "TrainingRun", "read_run", "run_accountant"]
+__all__ = ["Segment", "TrainingRun", "read_run", "run_accountant", "single_segment_run"]
 
 _TOP = {"dimension", "cut", "truncation", "accuracy", "segments"}
 _SEGMENT = {"noise_multiplier", "sampling_rate", "steps"}
@@ -64,12 +64,15 @@ class Segment:
 @attrs.frozen
 class TrainingRun:
     """A checked run: ``dimension`` coordinates per step, ``truncation``, ``segments``,
-    and the ``accuracy`` to account it with."""
+    the ``accuracy`` to account it with, and the ``clip`` norm (it changes no privacy
+    value; it names the units of the noise, as in
+    :class:`~accountant.mechanisms.subsampled_gaussian.SubsampledTruncatedGaussian`)."""
 
     dimension: int
     truncation: str
     segments: tuple[Segment, ...]
     accuracy: float = 1e-4
+    clip: float = 1.0
 
 
 def _cut(name: str, value: Any) -> float:
@@ -143,6 +146,33 @@ def read_run(path: str | Path) -> TrainingRun:
         raise InvalidInputError(f"training run {str(path)!r}: {exc}") from exc
 
 
+def single_segment_run(
+    noise_multiplier: float,
+    sampling_rate: float,
+    steps: int,
+    cut: float,
+    dimension: int,
+    truncation: str = "renormalised",
+    clip: float = 1.0,
+) -> TrainingRun:
+    """The run of ``steps`` equal steps (what ``accountant audit --noise-multiplier S
+    --sampling-rate Q --steps N --cut K --dimension D`` audits), every value checked
+    under the name of its option."""
+    cut = math.inf if cut == math.inf else check_positive_real("--cut", cut)
+    segment = Segment(
+        noise_multiplier=check_positive_real("--noise-multiplier", noise_multiplier),
+        sampling_rate=check_probability("--sampling-rate", sampling_rate),
+        steps=check_positive_int("--steps", steps),
+        cut=cut,
+    )
+    return TrainingRun(
+        dimension=check_positive_int("--dimension", dimension),
+        truncation=check_choice("--truncation", truncation, TRUNCATIONS),
+        segments=(segment,),
+        clip=check_positive_real("--clip", clip),
+    )
+
+
 def run_accountant(run: TrainingRun) -> DPSGDAccountant:
     """The run composed: one :class:`SubsampledTruncatedGaussian` per segment (the same
     object for repeated parameters), on ``run.dimension`` coordinates."""
@@ -155,6 +185,7 @@ def run_accountant(run: TrainingRun) -> DPSGDAccountant:
                 sigma=segment.noise_multiplier,
                 sampling_rate=segment.sampling_rate,
                 cut=segment.cut,
+                clip=run.clip,
                 truncation=run.truncation,
             )
         accountant = accountant.compose(steps[key], segment.steps)

@@ -107,6 +107,25 @@ AUDIT_CASES = [
     (["--bits", "2.5"], "--bits", "'2.5'"),
 ]
 
+#: The grid-free DP-SGD audit (``--noise-multiplier``), added to :data:`GRID_FREE_RUN`.
+GRID_FREE_CASES = [
+    (["--noise-multiplier", "0"], "--noise-multiplier", "got 0.0"),
+    (["--noise-multiplier", "nan"], "--noise-multiplier", "got nan"),
+    (["--noise-multiplier", "inf"], "--noise-multiplier", "got inf"),
+    (["--cut=-1"], "--cut", "got -1.0"),
+    (["--cut", "nan"], "--cut", "got nan"),
+    (["--cut", "0.1"], "--cut 0.1 with --noise-multiplier 1", "got cut=0.1"),
+    (["--dimension", "0"], "--dimension", "got 0"),
+    (["--clip", "nan"], "--clip", "got nan"),
+    (["--clip", "0"], "--clip", "got 0.0"),
+    (["--steps", "0"], "--steps", "got 0"),
+    (["--steps", "2.5"], "--steps", "'2.5'"),
+    (["--sampling-rate", "1.5"], "--sampling-rate", "got 1.5"),
+    (["--truncation", "gaussian"], "--truncation", "'gaussian'"),
+]
+GRID_FREE_RUN = ["--noise-multiplier", "1", "--sampling-rate", "0.1", "--steps", "2"]
+GRID_FREE_RUN += ["--cut", "3", "--dimension", "5"]
+
 LEARN_CASES = [
     (["--epsilon", "nan"], "epsilon", "got nan"),
     (["--epsilon", "inf"], "epsilon", "got inf"),
@@ -183,6 +202,15 @@ def _assert_one_line(status: int, out: str, err: str, argument: str, shown: str)
 def test_audit_bad_flag_exits_2_with_one_line(args, argument, shown, tmp_path):
     noise = [] if "--family" in args else GAUSSIAN
     status, out, err = _run_main(["audit", *SMALL_AUDIT, *noise, *args], tmp_path)
+    _assert_one_line(status, out, err, argument, shown)
+
+
+@pytest.mark.parametrize(
+    ("args", "argument", "shown"),
+    [pytest.param(a, n, s, id=" ".join(a)) for a, n, s in GRID_FREE_CASES],
+)
+def test_grid_free_audit_bad_flag_exits_2_with_one_line(args, argument, shown, tmp_path):
+    status, out, err = _run_main(["audit", *GRID_FREE_RUN, *args], tmp_path)
     _assert_one_line(status, out, err, argument, shown)
 
 

@@ -114,7 +114,15 @@ DIRECTIONAL = ("a_over_b", "b_over_a", "reported")
 def _expected_keys() -> set[str]:
     expected = {"schema_version", "mechanism", "query", "results", "notes", "seconds"}
     expected |= {
-        f"mechanism.{k}" for k in ("description", "shifts", "pairs", "settings", "accountant")
+        f"mechanism.{k}"
+        for k in (
+            "description",
+            "shifts",
+            "pairs",
+            "settings",
+            "accountant",
+            "upper_bound_dimension",
+        )
     }
     expected |= {f"mechanism.settings.{k}" for k in ("family", "sigma", "bound", "step")}
     expected |= {"mechanism.settings.sensitivity", "mechanism.settings.sampling_rate"}
@@ -160,6 +168,7 @@ def test_the_docs_list_every_key():
         "query",
         "quantity",
         "results",
+        "upper_bound_dimension",
         "distinguishing_mass",
         "one_release",
         "composed",

@@ -44,6 +44,7 @@ def test_the_run_is_audited_with_the_certified_dpsgd_accountant(capsys, tmp_path
     assert report["query"]["compositions"] == 15
     assert report["mechanism"]["accountant"]["kind"] == "DPSGDAccountant"
     assert report["mechanism"]["accountant"]["settings"]["dimension"] == 1000
+    assert report["mechanism"]["upper_bound_dimension"] == 1000
     assert report["results"]["extended_ma"] == {"tight": None, "paper": None}
     assert any("Extended MA rows omitted" in note for note in report["notes"])
 
