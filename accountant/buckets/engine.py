@@ -11,6 +11,8 @@ when it cannot reach the accuracy.
 from __future__ import annotations
 
 import contextvars
+import math
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -23,16 +25,17 @@ from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.memo import EngineMemo
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
+    AIM_MARGIN,
     AIMED_WIDTHS,
     MAX_RUNGS,
     WIDTH_RATIO,
     stop_reason,
 )
-from accountant.buckets.release_store import ReleaseStore
-from accountant.buckets.rounded_plan import RoundedPlan
+from accountant.buckets.release_cache import cached_lattice
 from accountant.buckets.sources import release_source
+from accountant.buckets.staged_plan import StagedPlan
 from accountant.buckets.walks import delta_walk, epsilon_walk
-from accountant.buckets.widths import StartingWidth, initial_width, refined_width
+from accountant.buckets.widths import StartingWidth, grid_width, initial_width, refined_width
 from accountant.composition import Component, ComposedReleases
 from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
@@ -58,9 +61,13 @@ ROUNDING_RELEASES: int | None = 64
 #: compositions estimated to span at most :data:`PARALLEL_BUCKETS` buckets each.
 WORKERS = 1
 PARALLEL_BUCKETS = 1 << 20
-#: The releases kept between the two passes of a composition hold at most this many
-#: arrays of ``max_buckets`` float64 entries (384 MiB at the default budget).
-STORE_ARRAYS = 6
+#: The model of :meth:`PrivacyBuckets._aim_epsilon`: the eps bracket of a composition of
+#: rounded releases is about this times ``(lambda + 1) V`` (measured: 3.6 to 5 on DP-SGD).
+BRACKET_PER_VARIANCE = 5.0
+#: Rung 0 aimed from the estimates is at most this many times the starting width.
+APPROACH = 4.0
+#: A direction expected to be the smaller of two starts this many times coarser than aimed.
+DEFERRED_COARSENING = 8.0
 
 
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> None:
@@ -95,11 +102,7 @@ class PrivacyBuckets(ComposedReleases):
     max_buckets: int = attrs.field(default=1 << 23, validator=_check_budget)
     tail_mass: float = attrs.field(default=1e-24, validator=_check_tail_mass)
     components: tuple[Component, ...] = attrs.field(default=(), repr=False)
-    _memo: EngineMemo = attrs.field(
-        default=attrs.Factory(lambda self: self._new_memo(), takes_self=True),
-        init=False,
-        repr=False,
-    )
+    _memo: EngineMemo = attrs.field(factory=EngineMemo, init=False, repr=False)
 
     SETTINGS: ClassVar[tuple[str, ...]] = ("accuracy", "max_buckets", "tail_mass")
     source_of = staticmethod(release_source)
@@ -163,45 +166,34 @@ class PrivacyBuckets(ComposedReleases):
 
     def _single(self, direction: str, width: float, rounds: bool):
         """``make(i)``: release ``i`` bucketed (or rounded, if ``rounds``) at ``width``;
-        rounded releases leave their masses in the :meth:`_store` for the second pass."""
+        rounded releases are kept for every accountant of the process
+        (:mod:`~accountant.buckets.release_cache`)."""
 
         def single(index: int) -> BucketedPLD:
             component = self.components[index]
-            place = component.source.lattice if rounds else component.source.bucket
             anchor = self._anchor(component, direction)
-            pld = place(direction, width, anchor, self.tail_mass, self.max_buckets)
             if rounds:
-                self._store().put((direction, width), index, pld.mass_a, pld.entry_errors)
-            return pld
+                return cached_lattice(
+                    component.source, direction, width, anchor, self.tail_mass, self.max_buckets
+                )
+            return component.source.bucket(
+                direction, width, anchor, self.tail_mass, self.max_buckets
+            )
 
         return single
 
     def _masses(self, direction: str, width: float):
         """``masses(i)``: the A-masses and per-entry errors of rounded release ``i`` at
-        ``width``, from the :meth:`_store` when the first pass kept them."""
+        ``width`` (the second pass of a composition reads the releases the first made)."""
         single = self._single(direction, width, True)
 
         def masses(index: int) -> tuple[np.ndarray, np.ndarray | None]:
-            kept = self._store().get((direction, width), index)
-            if kept is not None:
-                return kept
             pld = single(index)
             return pld.mass_a, pld.entry_errors
 
         return masses
 
-    def _new_memo(self) -> EngineMemo:
-        """An empty memo whose release store (:mod:`~accountant.buckets.release_store`)
-        holds :data:`STORE_ARRAYS` arrays of ``max_buckets`` entries at most, one
-        ``(direction, width)`` group per thread composing (made here, once: never raced
-        for by two threads)."""
-        return EngineMemo(store=ReleaseStore(STORE_ARRAYS * self.max_buckets * 8, WORKERS))
-
-    def _store(self) -> ReleaseStore:
-        """Releases kept between the passes (:meth:`_new_memo`)."""
-        return self._memo.store
-
-    def _plan(self, direction: str, width: float) -> RoundedPlan | None:
+    def _plan(self, direction: str, width: float) -> StagedPlan | None:
         """The first pass of composing rounded releases at once (cached; ``None`` when
         rounding does not apply or the composition does not fit at once)."""
         direction = self._canonical(direction)
@@ -212,7 +204,7 @@ class PrivacyBuckets(ComposedReleases):
                 single = self._single(direction, width, True)
                 counts = [c.times for c in self.components]
                 try:
-                    plan = RoundedPlan.build(single, counts, self.tail_mass, self.max_buckets)
+                    plan = StagedPlan.build(single, counts, self.tail_mass, self.max_buckets)
                 except BucketBudgetError as error:
                     plan = error  # remembered: the first pass is not repeated
             plans[key] = plan
@@ -261,7 +253,7 @@ class PrivacyBuckets(ComposedReleases):
             f"could not fit the composition into max_buckets={self.max_buckets}"
         )
 
-    def _rung_plan(self, direction: str, rung: int) -> RoundedPlan | None:
+    def _rung_plan(self, direction: str, rung: int) -> StagedPlan | None:
         """The rounded plan of ``rung`` at the width :meth:`_rung` composes (``None``: no
         tilting applies there)."""
         width = self._rung_width(direction, rung)
@@ -300,20 +292,75 @@ class PrivacyBuckets(ComposedReleases):
         if not self.components:
             return 1.0
         start = self._start(direction)
-        if rung == 0:
+        aimed = AIMED_WIDTHS.get()
+        if rung == 0 and (aimed is None or (direction, 0) not in aimed):
             return start.width
         wanted = start.width * WIDTH_RATIO**rung
-        aimed = AIMED_WIDTHS.get()
         if aimed is not None and (direction, rung) in aimed:
             wanted = aimed[(direction, rung)]
-        return refined_width(start, wanted, self.max_buckets)
+        width = refined_width(start, wanted, self.max_buckets)
+        # rounded releases: on the grid of widths, shared across accountants
+        return grid_width(width) if start.finest is not None and width > start.finest else width
+
+    def _aim_start(self, direction: str, relative_variance: Callable[[Any], float]) -> None:
+        """Aim rung 0 of the running query at rounded releases' Hoeffding variance
+        ``V = relative_variance(plan)`` (:data:`BRACKET_PER_VARIANCE`), from the Chernoff
+        estimates of the plan at the starting width: one composition where a ladder of
+        widths took several. A model: the rungs after it still refine if it misses."""
+        aimed = AIMED_WIDTHS.get()
+        start = self._start(direction)
+        if aimed is None or not self.components or not self._rounds(start):
+            return
+        try:
+            plan = self._plan(direction, start.width)
+        except BucketBudgetError:
+            return
+        if plan is None:
+            return
+        variance = relative_variance(plan)
+        if not (math.isfinite(variance) and variance > 0.0):
+            return
+        wanted = min(
+            math.sqrt(variance / (self.releases * plan.variance_factor)), APPROACH * start.width
+        )
+        aimed[(direction, 0)] = aimed[("prior", direction)] = grid_width(wanted)
+
+    def _defer(self, direction: str) -> None:
+        """Start ``direction`` of the running query :data:`DEFERRED_COARSENING` times
+        coarser than aimed (at most at the starting width): a direction expected to be the
+        smaller of the two is usually settled by a coarse composition (its certified upper
+        delta at the other's lower eps is below the target), and if not, its next rung
+        takes the aimed width (:meth:`_aim`)."""
+        aimed = AIMED_WIDTHS.get()
+        if aimed is not None and (direction, 0) in aimed:
+            start = self._start(direction).width
+            aimed[(direction, 0)] = min(aimed[(direction, 0)] * DEFERRED_COARSENING, start)
+
+    def _aim_epsilon(self, direction: str, delta: float) -> float:
+        """:meth:`_aim_start` for an eps query at ``delta``: the eps bracket of rounded
+        releases is about ``BRACKET_PER_VARIANCE (lambda + 1) V`` at the Chernoff slope
+        ``lambda`` (the lower bound's second-order correction dominates it). Returns the
+        Chernoff estimate of eps (``-inf`` if none was made)."""
+        estimate = -math.inf
+
+        def variance(plan: Any) -> float:
+            nonlocal estimate
+            estimate, slope = plan.chernoff_eps(delta), plan.chernoff_slope(delta)
+            return AIM_MARGIN * self.accuracy * estimate / (BRACKET_PER_VARIANCE * (slope + 1.0))
+
+        self._aim_start(direction, variance)
+        return estimate
 
     def _aim(self, direction: str, rung: int, ratio: float) -> None:
         """Ask rung ``rung + 1`` of the running eps query to be ``ratio`` times rung
         ``rung``'s width (:func:`~accountant.buckets.refinement.aimed_ratio`)."""
         aimed = AIMED_WIDTHS.get()
         if aimed is not None:
-            aimed[(direction, rung + 1)] = self._rung_width(direction, rung) * ratio
+            wanted = self._rung_width(direction, rung) * ratio
+            prior = aimed.get(("prior", direction))
+            if prior is not None and rung == 0 and wanted > prior:
+                wanted = prior  # a deferred direction takes the aimed width next
+            aimed[(direction, rung + 1)] = wanted
 
     def _no_finer_rung(self, directions: list[str], rung: int) -> str | None:
         """Why rung ``rung + 1`` would be no finer than ``rung`` in any of ``directions``

@@ -4,11 +4,9 @@ its own table keyed by what it depends on (the components are fixed per accounta
 
 - ``starts``: rung 0 of a direction (:func:`~accountant.buckets.widths.initial_width`);
 - ``plans``: the first pass of a rounded composition at ``(direction, width)``
-  (:class:`~accountant.buckets.rounded_plan.RoundedPlan`, ``None`` where rounding does not
+  (:class:`~accountant.buckets.staged_plan.StagedPlan`, ``None`` where rounding does not
   apply, or the budget error that pass raised, so that it is not repeated);
 - ``composed``: the composition at ``(direction, width, tilt)``;
-- ``store``: rounded releases kept between the two passes
-  (:mod:`~accountant.buckets.release_store`);
 - ``same_directions``: whether every release is the same in both directions (``None``:
   not yet asked); then B/A is served by A/B's entries.
 
@@ -21,8 +19,6 @@ from typing import Any
 
 import attrs
 
-from accountant.buckets.release_store import ReleaseStore
-
 __all__ = ["EngineMemo"]
 
 
@@ -33,5 +29,4 @@ class EngineMemo:
     starts: dict[str, Any] = attrs.field(factory=dict)
     plans: dict[tuple[str, float], Any] = attrs.field(factory=dict)
     composed: dict[tuple[str, float, float], Any] = attrs.field(factory=dict)
-    store: ReleaseStore = attrs.field(factory=lambda: ReleaseStore(0))
     same_directions: bool | None = None

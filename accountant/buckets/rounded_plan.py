@@ -99,6 +99,17 @@ class RoundedPlan:
         ``max_buckets / 2`` raises :class:`~accountant.buckets.bucketed.BucketBudgetError`
         (a coarser width fits; composing pair by pair would not do better)."""
         summaries = tuple(ReleaseSummary.of(make(index)) for index in range(len(counts)))
+        return cls.of_summaries(summaries, counts, tail_mass, max_buckets)
+
+    @classmethod
+    def of_summaries(
+        cls,
+        summaries: tuple[ReleaseSummary, ...],
+        counts: list[int],
+        tail_mass: float,
+        max_buckets: int,
+    ) -> RoundedPlan | None:
+        """:meth:`build` from the releases' summaries."""
         width = summaries[0].width
         if any(s.width != width for s in summaries):
             return None
@@ -172,6 +183,27 @@ class RoundedPlan:
         with np.errstate(invalid="ignore"):
             reach = np.where(np.isfinite(high), (high - math.log(delta)) / LAMBDA_GRID, np.inf)
         return float(np.min(reach))
+
+    def chernoff_slope(self, delta: float) -> float:
+        """The minimiser ``lambda`` of :meth:`chernoff_eps` (``-d ln delta / d eps`` of the
+        Chernoff bound there; 0 without moments)."""
+        high = self._log_mgf_high()
+        if high is None:
+            return 0.0
+        with np.errstate(invalid="ignore"):
+            reach = np.where(np.isfinite(high), (high - math.log(delta)) / LAMBDA_GRID, np.inf)
+        return float(LAMBDA_GRID[int(np.argmin(reach))])
+
+    def eps_slope(self, eps: float) -> float:
+        """The Chernoff minimiser ``lambda`` of ``sum n_i M_i(lambda) - lambda eps`` (0 when no
+        grid point gives a bound below 1)."""
+        high = self._log_mgf_high()
+        if high is None:
+            return 0.0
+        with np.errstate(invalid="ignore"):
+            exponent = np.where(np.isfinite(high), high - LAMBDA_GRID * eps, np.inf)
+        best = int(np.argmin(exponent))
+        return float(LAMBDA_GRID[best]) if exponent[best] < 0.0 else 0.0
 
     def tilt_for_delta(self, delta: float) -> float:
         """``lambda`` on the grid where the Chernoff bound reaches ``delta`` at the smallest

@@ -3,8 +3,11 @@
 :mod:`accountant.buckets.rounding` couples the true composed finite loss ``Y`` (under A,
 on the outcomes with no distinguishing component, total mass ``F^n``) with the rounded
 ``Y' = Y + Z``, where given the true losses the ``Z_i`` are independent, each in an
-interval of length ``w_i``, with ``|E[Z_i | Y]| <= rho_i``. With ``V = sum w_i^2``,
-``m = sum rho_i`` and Hoeffding, ``P(|Z| > s | Y) <= G(s) = min(1, 2 e^{-2 (s - m)^2 / V})``.
+interval of length ``w_i``, with ``|E[Z_i | Y]| <= rho_i`` (or, for compositions in
+stages, :mod:`accountant.buckets.staged_plan`, martingale differences with those properties:
+the Azuma-Hoeffding inequality gives the same ``G``, and ``E[Z^2 | Y] <= (sqrt(V)/2 + m)^2``).
+With ``V = sum w_i^2``, ``m = sum rho_i`` and Hoeffding,
+``P(|Z| > s | Y) <= G(s) = min(1, 2 e^{-2 (s - m)^2 / V})``.
 
 Write the ADP integrand as a difference of convex functions,
 ``f(y) = (1 - e^{eps - y})^+ = c(y) - d(y)`` with ``c(y) = (y - eps)^+`` and
@@ -12,7 +15,8 @@ Write the ADP integrand as a difference of convex functions,
 ``0 <= d'' <= min(1, e^{eps - y}) 1[y > eps]``. Taylor expansion around ``Y`` (the first-order
 terms average to at most ``m`` times the slope) gives, for every ``T >= m``:
 
-* upper: ``E f(Y) <= E f(Y') + 2 m P + (V/4 + m^2)/2 (E H(Y') + G(T) F^n) + F^n Q(T)``, where
+* upper: ``E f(Y) <= E f(Y') + 2 m P + (sqrt(V)/2 + m)^2/2 (E H(Y') + G(T) F^n) + F^n Q(T)``,
+  where
   ``P = P(Y' > eps - T) + G(T) F^n`` bounds ``P(Y > eps)``, ``H(y) = min(1, e^{eps + 3T - y})
   1[y > eps - 3T]`` bounds ``d''`` near ``Y`` when ``|Z| <= T``, and
   ``Q(T) = E[Z^2 1(|Z| > T)] / 2`` (closed form below);
@@ -123,19 +127,25 @@ def windowed_sum(
     # the mass below the window is at most the whole mass (``before`` is negligible)
     suffix = mass_suffix(pld)
     below, above = float(suffix[0]), float(suffix[stop])
-    main = float(np.dot(pld.mass_a[start:stop], weights)) + before * below + after * above
-    norm = float(np.linalg.norm(weights))
+    # einsum, not np.dot: no BLAS threads (they cost more than they save on a busy machine)
+    main = _dot(pld.mass_a[start:stop], weights) + before * below + after * above
+    norm = math.sqrt(_dot(weights, weights))
     norm += before * math.sqrt(start) + after * math.sqrt(pld.size - stop)
     weight_sum = float(np.sum(weights)) + before * start + after * (pld.size - stop)
     error = min(pld.error_a * norm, pld.entry_error * weight_sum)
     if pld.entry_errors is not None:
         later = error_suffix(pld)
-        weighted = float(np.dot(pld.entry_errors[start:stop], weights))
+        weighted = _dot(pld.entry_errors[start:stop], weights)
         weighted += before * float(later[0]) + after * float(later[stop])
         error = min(error, weighted * (1.0 + 2.0 * (pld.size + 8) * UNIT_ROUNDOFF))
     total = main + error
     total = total * (1.0 + (pld.size + 8) * UNIT_ROUNDOFF) / (1.0 - pld.relative_error)
     return total + pld.lost_a * bound
+
+
+def _dot(x: np.ndarray, y: np.ndarray) -> float:
+    """``sum_i x_i y_i`` (rounding: at most ``len(x) u`` of the sum of the absolute terms)."""
+    return float(np.einsum("i,i->", x, y))
 
 
 #: The lower correction tries ``G(T)`` at these fractions of the delta and keeps the best
@@ -199,7 +209,7 @@ def adp_corrections(pld: BucketedPLD, eps: float, edges: tuple, scale: float) ->
     # (its decay above eps + 3T would only tighten a second-order term further)
     start = int(np.searchsorted(high_edges, eps - 3.0 * threshold, side="right"))
     curve_sum = windowed_sum(pld, start, start, np.zeros(0), 0.0, 1.0, 1.0)
-    second = (0.25 * variance + drift * drift) * 0.5
+    second = (0.5 * math.sqrt(variance) + drift) ** 2 * 0.5  # E[Z^2 | Y] <= (sqrt(V)/2 + m)^2
     up = 2.0 * drift * probability
     up += second * (curve_sum + tail * finite)
     up += finite * second_moment_tail(threshold, variance, drift)

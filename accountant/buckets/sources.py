@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 from accountant.buckets.bucketed import BucketedPLD, bucket_pld
+from accountant.buckets.release_cache import shared_source
 from accountant.buckets.rounding import round_to_lattice
 from accountant.errors import InvalidInputError
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
@@ -201,7 +202,8 @@ def estimated_span(stats: list[tuple[LossStatistics, int]]) -> float:
 
 def release_source(mechanism: Any) -> ReleaseSource:
     """What PrivacyBuckets composes for ``mechanism``: a pair's or a PLD's
-    :class:`PLDRelease`, an analytic mechanism's ``bucket_release()``."""
+    :class:`PLDRelease`, an analytic mechanism's ``bucket_release()`` (one per equal
+    mechanism, :func:`~accountant.buckets.release_cache.shared_source`)."""
     if isinstance(mechanism, WorstCasePair):
         return PLDRelease(
             privacy_loss_distribution(mechanism, "A/B"),
@@ -211,7 +213,11 @@ def release_source(mechanism: Any) -> ReleaseSource:
     if isinstance(mechanism, PrivacyLossDistribution):
         return PLDRelease(mechanism, "privacy-loss distribution")
     if isinstance(mechanism, AnalyticMechanism):
-        return mechanism.bucket_release()
+        try:
+            hash(mechanism)
+        except TypeError:  # not hashable by value: a source of its own
+            return mechanism.bucket_release()
+        return shared_source(mechanism, lambda m: m.bucket_release())
     if isinstance(mechanism, list | tuple):
         raise InvalidInputError(
             f"mechanism must be one pair, got a {type(mechanism).__name__} of "

@@ -172,6 +172,12 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
 
 def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: str):
     directions = directions_of(direction)
+    if kind == "ADP":
+        estimates = {d: buckets._aim_epsilon(d, target) for d in directions}
+        leader = max(directions, key=lambda d: estimates[d])
+        for d in directions:
+            if d != leader and estimates[d] < estimates[leader]:
+                buckets._defer(d)
     low = dict.fromkeys(directions, 0.0)
     high = dict.fromkeys(directions, math.inf)
     steps: list[tuple[np.ndarray, np.ndarray]] = []

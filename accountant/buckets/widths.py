@@ -18,22 +18,44 @@ import attrs
 from accountant.buckets.refinement import START_ACCURACY
 from accountant.buckets.sources import LossStatistics, estimated_span
 
-__all__ = ["StartingWidth", "common_lattice", "finest_width", "initial_width", "refined_width"]
+__all__ = [
+    "WIDTH_GRID",
+    "StartingWidth",
+    "common_lattice",
+    "finest_width",
+    "grid_width",
+    "initial_width",
+    "refined_width",
+]
 
 #: A loss lattice finer than the generic width by more than this factor is ignored.
 LATTICE_FINENESS = 64.0
 #: Bucket count the first composition aims at before any refinement.
 INITIAL_BUCKETS = 1 << 18
+#: Widths of rounded releases lie on the grid ``2^(k / WIDTH_GRID)`` (``k`` an integer):
+#: accountants of a few more or fewer steps of the same mechanisms then round it at the same
+#: widths, and share the rounded releases (:mod:`~accountant.buckets.release_cache`),
+#: while every answer stays a function of the accountant and the query alone.
+WIDTH_GRID = 4
+
+
+def grid_width(width: float) -> float:
+    """The largest ``2^(k / WIDTH_GRID)`` not above ``width`` (at most ``2^(1/4)`` finer)."""
+    return 2.0 ** (math.floor(math.log2(width) * WIDTH_GRID) / WIDTH_GRID)
 
 
 @attrs.frozen
 class StartingWidth:
     """Rung 0 of one direction: its ``width``, the loss ``span`` the composition occupies,
-    and the lattice ``spacing`` the buckets follow (``None`` if they follow none)."""
+    and the lattice ``spacing`` the buckets follow (``None`` if they follow none).
+    ``finest``: the smallest width a rung may take (``None``: the one that fits the whole
+    composition in ``max_buckets / 2``; rounded releases compose in stages
+    (:mod:`~accountant.buckets.staged_plan`), so only the widest single release must fit)."""
 
     width: float
     span: float
     spacing: float | None
+    finest: float | None = None
 
 
 def initial_width(
@@ -61,11 +83,19 @@ def initial_width(
     # No lattice, or one so fine (e.g. a DP-SGD mixture's accidental common divisor) that
     # following it would fill the memory budget for no gain.
     width = max(generic, span / INITIAL_BUCKETS, 2.0 * span / max_buckets, 1e-12)
+    if rounded:
+        widest = max(s.high - s.low for s, _ in stats)
+        finest = max(4.0 * widest / max_buckets, 1e-12)
+        start = grid_width(max(generic, span / INITIAL_BUCKETS, finest))
+        return StartingWidth(start, span, None, finest)
     return StartingWidth(width, span, None)
 
 
 def finest_width(start: StartingWidth, max_buckets: int) -> float:
-    """The smallest width whose composition fits in ``max_buckets / 2``."""
+    """The smallest width a rung may take: whose composition fits in ``max_buckets / 2``,
+    or :attr:`StartingWidth.finest` when given."""
+    if start.finest is not None:
+        return start.finest
     return 2.0 * start.span / max_buckets
 
 

@@ -45,8 +45,6 @@ from accountant.validation import (
 
 __all__ = ["CutAndUncut", "DPSGDAccountant"]
 
-#: Relative steps above the cut run's eps tried first, in one vectorised query.
-NEAR = np.array([0.0, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1])
 #: Rounds of the search for a certified eps (each widens its step; one or two suffice
 #: unless ``tau`` is within a few percent of ``delta``).
 SEARCH_ROUNDS = 16
@@ -208,25 +206,17 @@ class DPSGDAccountant(ComposedReleases):
             bucket_width=low.bucket_width,
         )
 
-    def _certified(self, epsilon: float, delta: float, direction: str, tau: float) -> bool:
-        gaussian = self.gaussian.delta(epsilon, direction).upper
-        return bool(coupled_delta(gaussian, epsilon, tau, self.truncation) <= delta)
-
     def _certified_epsilon(self, delta: float, direction: str, start: float) -> float:
-        """The smallest eps found whose coupled upper bound is at most ``delta``. First
-        the eps of :data:`NEAR` above ``start`` (the cut run's certified eps, close when
-        ``tau`` is small), all in one query of the uncut run; failing that, the uncut
-        run's eps at the budget :func:`~accountant.dpsgd.coupling.delta_budget` leaves at
-        a guess, the guess moved up until the bound certifies it."""
+        """The smallest eps found whose coupled upper bound is at most ``delta``: the uncut
+        run's certified eps at the budget :func:`~accountant.dpsgd.coupling.delta_budget`
+        leaves at a guess (first the cut run's certified eps ``start``, close when ``tau``
+        is small), moved up until the coupling bound of that budget certifies it. The
+        uncut run's certified upper delta at that eps is at most the budget (what its eps
+        query certifies), so no delta query is needed."""
         tau = self.escape_probability
-        near = start * (1.0 + NEAR) + 1e-12
-        gaussian = self.gaussian.delta(near, direction).upper
-        certified = coupled_delta(gaussian, near, tau, self.truncation) <= delta
-        if certified.any():
-            return float(near[np.argmax(certified)])
-        guess = 0.0
+        guess = start
         for round_ in range(SEARCH_ROUNDS):
-            budget = delta_budget(delta, guess, tau, self.truncation)
+            budget = delta_budget(delta, guess, tau, self.truncation) * (1.0 - 1e-9)
             if budget <= 0.0:
                 raise InfeasibleTargetError(
                     f"delta={delta!r} cannot be certified for dimension={self.dimension}: "
@@ -235,9 +225,8 @@ class DPSGDAccountant(ComposedReleases):
                     f"more than delta at eps={guess:.3g}; use a larger cut"
                 )
             candidate = float(self.gaussian.epsilon(budget, direction).upper)
-            for trial in (candidate, guess) if candidate <= guess else (candidate,):
-                if self._certified(trial, delta, direction, tau):
-                    return trial
+            if coupled_delta(budget, candidate, tau, self.truncation) <= delta:
+                return candidate
             guess = max(candidate, guess) * (1.0 + 1e-4 * 2**round_) + 1e-12
         raise AccountantError(
             f"no eps was certified for delta={delta!r} in {SEARCH_ROUNDS} rounds "
