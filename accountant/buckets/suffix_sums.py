@@ -17,12 +17,19 @@ is at least eps (and ``h`` the first whose lower edge exceeds it, for PDP):
     lower A-only ADP   sum_{lo_j >= eps} A_j (1 - e^{eps - lo_j}) = S_A[g] - e^eps S_L[g],
     PDP                possibly = S_A[f],   surely = S_A[h].
 
+Beyond ``e^eps``'s float range (eps above about 709, a Gaussian composed a million times),
+the sums are taken with a shift ``c`` (``0`` below :data:`SHIFT_FROM`, else ``eps`` rounded
+down to a multiple of :data:`SHIFT_STEP`): ``S_H^c[k] = sum_{j >= k} A_j e^{c - hi_j}`` and
+``e^eps S_H = e^{eps - c} S_H^c``, one set of arrays per shift (a search stays on one or two).
+
 Rounding: a suffix of ``m`` terms summed from the top is within ``m u`` of its exact value
-relative to it, and each ``A e^{-x}`` term within ``3 u`` of its own; so with
-``gamma = (size + 8) u`` the upper bound takes ``S_A (1 + gamma) - e^eps_down S_H (1 -
-gamma)`` and the lower one ``S_A (1 - gamma) - e^eps_up S_L (1 + gamma)`` (``e^eps`` rounded
-the safe way), each floored at 0 for the lower bound. Terms ``e^{-x}`` beyond the float range
-(losses below -709) only enter suffixes that start below eps >= 0, which no query reads.
+relative to it, and each ``A e^{c - x}`` term within ``3 u`` of its own; so with
+``gamma = (size + 8) u`` the upper bound takes ``S_A (1 + gamma) - e^{eps - c}_down S_H^c (1 -
+gamma)`` and the lower one ``S_A (1 - gamma) - e^{eps - c}_up S_L^c (1 + gamma)`` (rounded
+the safe way), each floored at 0 for the lower bound. A term that underflows loses at most the
+smallest normal number (counted for the lower bound). Terms ``e^{c - x}`` beyond the float
+range (losses below ``c - 709``) only enter suffixes that start below ``c <= eps``, which no
+query at eps reads.
 """
 
 from __future__ import annotations
@@ -37,40 +44,53 @@ from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, mass_suffix,
 __all__ = ["SuffixSums", "suffix_sums"]
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: What an underflowing term ``A e^{-x}`` may lose.
+#: What an underflowing term ``A e^{c - x}`` may lose.
 _SUBNORMAL = 2.0**-1022
+#: From this eps on, the sums are shifted (module note) ...
+SHIFT_FROM = 600.0
+#: ... by eps rounded down to a multiple of this (``e^{eps - c} <= e^100``).
+SHIFT_STEP = 100.0
 
 
 class SuffixSums:
     """The suffix sums of one distribution and its edges (see the module note)."""
 
-    __slots__ = ("gamma", "high", "low", "mass", "mass_high", "mass_low")
+    __slots__ = ("_pld_mass", "_shifted", "gamma", "high", "low", "mass")
 
     def __init__(self, pld: BucketedPLD, edges: tuple[np.ndarray, np.ndarray]):
         self.low, self.high = edges
-        mass = pld.mass_a
+        self._pld_mass = pld.mass_a
         self.mass = mass_suffix(pld)
-        with np.errstate(over="ignore", invalid="ignore"):
-            self.mass_high = suffix_sum(mass * np.exp(-self.high))
-            self.mass_low = suffix_sum(mass * np.exp(-self.low))
+        self._shifted: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         self.gamma = (pld.size + 8) * UNIT_ROUNDOFF
+
+    def _sums(self, shift: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(S_H^c, S_L^c)`` for the shift ``c`` (module note)."""
+        if shift not in self._shifted:
+            mass = self._pld_mass
+            with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+                self._shifted[shift] = (
+                    suffix_sum(mass * np.exp(shift - self.high)),
+                    suffix_sum(mass * np.exp(shift - self.low)),
+                )
+        return self._shifted[shift]
 
     def adp_a_only(self, eps: float) -> tuple[float, float, float, int]:
         """``(upper A-only, lower A-only, A-mass counted, buckets counted)`` at ``eps``."""
         first = int(np.searchsorted(self.high, eps, side="right"))
         surely = int(np.searchsorted(self.low, eps, side="left"))
         counted_a = float(self.mass[first])
-        if eps >= 709.0:  # e^eps beyond the float range: the terms e^{eps - x} may be 1
-            return counted_a * (1.0 + self.gamma), 0.0, counted_a, self.mass.size - 1 - first
-        scale = math.exp(eps)
+        shift = 0.0 if eps < SHIFT_FROM else SHIFT_STEP * math.floor(eps / SHIFT_STEP)
+        mass_high, mass_low = self._sums(shift)
+        scale = math.exp(eps - shift)
         low_scale, high_scale = (
             scale * (1.0 - 2.0 * UNIT_ROUNDOFF),
             scale * (1.0 + 2.0 * UNIT_ROUNDOFF),
         )
         gamma = self.gamma
-        upper = counted_a * (1.0 + gamma) - low_scale * float(self.mass_high[first]) * (1.0 - gamma)
+        upper = counted_a * (1.0 + gamma) - low_scale * float(mass_high[first]) * (1.0 - gamma)
         lower = float(self.mass[surely]) * (1.0 - gamma) - high_scale * (
-            float(self.mass_low[surely]) * (1.0 + gamma) + _SUBNORMAL * (self.mass.size - surely)
+            float(mass_low[surely]) * (1.0 + gamma) + _SUBNORMAL * (self.mass.size - surely)
         )
         return max(upper, 0.0), max(lower, 0.0), counted_a, self.mass.size - 1 - first
 

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from accountant import PrivacyBuckets, mechanisms
 from accountant.buckets.bucketed import BucketedPLD
 from accountant.buckets.suffix_sums import SuffixSums
 from accountant.numerics.directed import MassLogs
@@ -53,3 +54,30 @@ def test_suffix_sums_bracket_the_exact_bucket_sums(seed, spread):
         got_possibly, got_strictly, _ = sums.pdp(float(eps))
         assert math.isclose(got_possibly, possibly, rel_tol=1e-12, abs_tol=1e-300)
         assert math.isclose(got_strictly, strictly, rel_tol=1e-12, abs_tol=1e-300)
+
+
+@pytest.mark.parametrize("offset", [650.0, 800.0, 5400.0])
+def test_suffix_sums_beyond_the_float_range_of_e_to_the_eps(offset):
+    """Losses near eps = 800 or 5400 (a Gaussian composed a million times): e^eps
+    overflows, and the shifted sums still bracket the exact ones (before the fix the lower
+    A-only sum was 0 beyond eps = 709)."""
+    rng = np.random.default_rng(7)
+    size, width = 2000, 0.01
+    mass = rng.random(size) ** 4
+    mass /= mass.sum()
+    first = round(offset / width) - size // 2
+    pld = BucketedPLD(width, first, mass, mass * 0.0, 0.0, 0.0, MassLogs(), error_b=math.inf)
+    sums = SuffixSums(pld, pld.edges())
+    for eps in (offset - 3.0, offset, offset + 0.5, offset + 2.0):
+        upper, lower, _, _, _ = _exact(pld, eps)
+        found_upper, found_lower, _, _ = sums.adp_a_only(eps)
+        assert found_lower <= lower <= upper <= found_upper
+        assert lower > 0.0 and found_lower >= lower * (1.0 - 1e-9), (eps, found_lower, lower)
+
+
+def test_a_gaussian_composed_a_million_times_has_a_narrow_eps_bracket():
+    """sigma 10, a million releases (mu = 100): eps(1e-5) = 5425.51 by the closed form
+    (mpmath, 60 digits); it used to be certified as [0, 5426.6]."""
+    bounds = PrivacyBuckets().compose(mechanisms.GaussianMechanism(10.0), 10**6).epsilon(1e-5)
+    assert bounds.lower <= 5425.50984615 <= bounds.upper
+    assert (bounds.upper - bounds.lower) / bounds.upper <= 1e-4
