@@ -66,6 +66,11 @@ PARALLEL_BUCKETS = 1 << 20
 BRACKET_PER_VARIANCE = 5.0
 #: Rung 0 aimed from the estimates is at most this many times the starting width.
 APPROACH = 4.0
+#: Largest share of an eps query's target delta the cut tail masses may take; a target
+#: smaller than that asks for a smaller tail mass (:meth:`PrivacyBuckets._for_target`) ...
+TAIL_SHARE = 1e-6
+#: ... down to this.
+SMALLEST_TAIL = 1e-290
 #: A direction expected to be the smaller of two starts this many times coarser than aimed.
 DEFERRED_COARSENING = 8.0
 
@@ -428,7 +433,29 @@ class PrivacyBuckets(ComposedReleases):
         bucketing."""
         with query_progress(f"PrivacyBuckets {kind} eps"):
             if np.ndim(delta) == 0:
-                return epsilon_walk(self, delta, direction, kind)
+                return epsilon_walk(self._for_target(delta), delta, direction, kind)
             return epsilon_for_many(
-                delta, lambda d: epsilon_walk(self, d, direction, kind), self.accuracy
+                delta,
+                lambda d: epsilon_walk(self._for_target(d), d, direction, kind),
+                self.accuracy,
             )
+
+    def _for_target(self, delta: Any) -> PrivacyBuckets:
+        """This accountant, or for a target ``delta`` so small that the tail masses cut
+        (``tail_mass`` per side of every array, at most ``2 (N + 2) tail_mass`` in all,
+        counted in full in every upper bound) would take more than :data:`TAIL_SHARE` of
+        it, the same accountant cutting less (any smaller tail mass is as sound; the
+        windows grow only like ``sqrt(ln(1 / tail_mass))``). Kept in the memo."""
+        try:
+            target = float(delta)
+        except (TypeError, ValueError):
+            return self  # refused by name by the query itself
+        lost = 2.0 * (self.releases + 2) * self.tail_mass
+        if not (target > 0.0 and math.isfinite(target)) or lost <= TAIL_SHARE * target:
+            return self
+        tail_mass = max(TAIL_SHARE * target / (2.0 * (self.releases + 2)), SMALLEST_TAIL)
+        finer = self._memo.finer_tails.get(tail_mass)
+        if finer is None:
+            finer = attrs.evolve(self, tail_mass=tail_mass)
+            self._memo.finer_tails[tail_mass] = finer
+        return finer

@@ -8,7 +8,9 @@ its own table keyed by what it depends on (the components are fixed per accounta
   apply, or the budget error that pass raised, so that it is not repeated);
 - ``composed``: the composition at ``(direction, width, tilt)``;
 - ``same_directions``: whether every release is the same in both directions (``None``:
-  not yet asked); then B/A is served by A/B's entries.
+  not yet asked); then B/A is served by A/B's entries;
+- ``finer_tails``: the same accountant with a smaller tail mass, by tail mass, for eps
+  queries at targets the default tail mass would swamp.
 
 Entries are only ever added; every one is a pure function of its key and the components.
 """
@@ -30,3 +32,4 @@ class EngineMemo:
     plans: dict[tuple[str, float], Any] = attrs.field(factory=dict)
     composed: dict[tuple[str, float, float], Any] = attrs.field(factory=dict)
     same_directions: bool | None = None
+    finer_tails: dict[float, Any] = attrs.field(factory=dict)

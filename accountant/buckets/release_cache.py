@@ -8,8 +8,13 @@ quadrature, :mod:`accountant.buckets.analytic_lattice`). Accountants are immutab
 
 * :func:`shared_source` gives one release source per equal analytic mechanism (value-keyed:
   equal parameters, one source), the last :data:`SOURCES` of them;
-* :func:`cached_lattice` keeps rounded releases of every source in one least-recently-used
-  store of at most :data:`BYTES` bytes;
+* :func:`cached_lattice` keeps rounded releases of every source in one store of at most
+  :data:`BYTES` bytes, by group (releases at one ``(direction, width, anchor, tail_mass,
+  max_buckets)``): a full store evicts whole groups, least recently used first, never the
+  group being filled, and a release of a group that cannot fit is simply not kept. A
+  composition reads its releases in order, twice (two passes), so evicting releases one by
+  one would miss every one of a group larger than the store; keeping the first ones does
+  not thrash;
 * widths of rounded releases lie on a fixed grid (:func:`~accountant.buckets.widths.grid_width`),
   so an accountant with a few more steps of the same mechanisms usually rounds them at the
   widths already computed.
@@ -37,7 +42,8 @@ SOURCES = 64
 
 _lock = threading.RLock()
 _sources: OrderedDict[Any, Any] = OrderedDict()
-_lattices: OrderedDict[tuple, tuple[weakref.ref, BucketedPLD, int]] = OrderedDict()
+#: group -> {id(source): (weak reference to the source, release, bytes)}
+_groups: OrderedDict[tuple, dict[int, tuple[weakref.ref, BucketedPLD, int]]] = OrderedDict()
 _held = 0
 
 
@@ -65,27 +71,31 @@ def cached_lattice(
     max_buckets: int,
 ) -> BucketedPLD:
     """``source.lattice(direction, width, anchor, tail_mass, max_buckets)``, computed once
-    while it is kept."""
+    while it is kept (module note)."""
     global _held
-    key = (id(source), direction, width, anchor, tail_mass, max_buckets)
+    group = (direction, width, anchor, tail_mass, max_buckets)
     with _lock:
-        kept = _lattices.get(key)
+        members = _groups.get(group)
+        kept = None if members is None else members.get(id(source))
         if kept is not None and kept[0]() is source:
-            _lattices.move_to_end(key)
+            _groups.move_to_end(group)
             return kept[1]
     release = source.lattice(direction, width, anchor, tail_mass, max_buckets)
     size = _nbytes(release)
-    if size > BYTES // 4:
-        return release
     with _lock:
-        old = _lattices.pop(key, None)
+        members = _groups.setdefault(group, {})
+        _groups.move_to_end(group)
+        old = members.pop(id(source), None)
         if old is not None:
             _held -= old[2]
-        _lattices[key] = (weakref.ref(source), release, size)
-        _held += size
-        while _held > BYTES and _lattices:
-            _, (_, _, dropped) = _lattices.popitem(last=False)
-            _held -= dropped
+        while _held + size > BYTES and len(_groups) > 1:
+            oldest = next(iter(_groups))
+            if oldest == group:
+                break
+            _held -= sum(kept[2] for kept in _groups.pop(oldest).values())
+        if _held + size <= BYTES:
+            members[id(source)] = (weakref.ref(source), release, size)
+            _held += size
     return release
 
 
@@ -100,7 +110,7 @@ def clear() -> None:
     global _held
     with _lock:
         _sources.clear()
-        _lattices.clear()
+        _groups.clear()
         _held = 0
 
 

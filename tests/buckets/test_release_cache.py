@@ -79,7 +79,7 @@ def test_a_few_more_steps_take_the_widths_already_computed(monkeypatch):
     assert (bounds.upper - bounds.lower) / bounds.upper <= 1e-3
 
 
-def test_a_release_larger_than_a_quarter_of_the_budget_is_not_kept(monkeypatch):
+def test_a_release_larger_than_the_store_is_not_kept(monkeypatch):
     monkeypatch.setattr(release_cache, "BYTES", 1024)
     calls = _counting(monkeypatch)
     _run(_steps()[:1], times=70)
@@ -87,7 +87,19 @@ def test_a_release_larger_than_a_quarter_of_the_budget_is_not_kept(monkeypatch):
     assert release_cache.held_bytes() == 0
 
 
-def test_the_store_stays_within_its_budget(monkeypatch):
-    monkeypatch.setattr(release_cache, "BYTES", 4_000_000)
+def test_a_group_larger_than_the_store_keeps_its_first_releases(monkeypatch):
+    """Three releases of one direction and width, a store for about one: the first is
+    kept (computed once), the others are computed in each pass; no release is evicted by
+    a member of its own group (which would make every pass miss every one)."""
+    calls = _counting(monkeypatch)
+    probe = _steps()[0]
+    PrivacyBuckets(accuracy=1e-3).compose(probe, 70).epsilon(1e-6)
+    one = release_cache.held_bytes()
+    release_cache.clear()
+    calls.clear()
+    monkeypatch.setattr(release_cache, "BYTES", int(one * 1.5))
     _run(_steps(), times=70)
-    assert 0 < release_cache.held_bytes() <= 4_000_000
+    counts = {key: calls.count(key) for key in set(calls)}
+    assert min(counts.values()) == 1  # a first member kept
+    assert max(counts.values()) > 1  # the rest recomputed, never thrashing the first out
+    assert 0 < release_cache.held_bytes() <= int(one * 1.5)
