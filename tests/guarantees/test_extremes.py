@@ -267,6 +267,21 @@ def test_target_delta_1e15_gaussian_mechanism() -> None:
         assert eps >= found.lower and gaussian_delta(mu, eps) <= target * (1.0 + 1e-9)
 
 
+def test_a_target_below_the_default_cut_tails_is_certified() -> None:
+    """A million releases cut ``2 (N + 2) 1e-24 = 2e-18`` from their tails by default,
+    more than delta = 1e-18: the query takes a smaller tail mass instead of refusing
+    (it was refused: "the mass the engine could not place is 1.98e-18")."""
+    mechanism, times, target = GaussianMechanism(sigma=1000.0), 10**6, 1e-18
+    mu = math.sqrt(times) / 1000.0
+    found, messages = recorded(
+        lambda: PrivacyBuckets().compose(mechanism, times=times).epsilon(target)
+    )
+    epsilon_warned_iff_missed(found, messages)
+    assert gaussian_delta(mu, found.upper) <= target * (1.0 + 1e-9)
+    assert gaussian_delta(mu, found.lower * (1.0 - 1e-9)) > target
+    assert (found.upper - found.lower) / found.upper <= 1e-4
+
+
 def test_target_delta_1e15_single_release_pair_against_exact() -> None:
     """A wide truncation (omega ~ 1e-88 < 1e-15): the exact single-release eps lies in the
     certified bracket, and the Extended MA eps is no smaller."""
