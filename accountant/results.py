@@ -17,7 +17,11 @@ class Bounds:
 
     ``achieved_accuracy`` is the largest relative bracket ``(upper - lower) / upper`` over
     the eps asked for; ``accuracy`` is what was requested; ``bucket_width`` is the loss
-    width the engine chose.
+    width the engine chose. ``atom`` (PDP): the A-mass of composed losses lying at eps to
+    within the rounding of the losses computed from the masses as given, which the bracket
+    spans (whether those losses exceed eps is not resolved at that rounding: no accuracy can
+    remove it); the requested accuracy applies to the rest of the bracket, ``(upper - atom -
+    lower) / upper``. 0 for ADP.
     """
 
     lower: float | np.ndarray
@@ -29,6 +33,7 @@ class Bounds:
     accuracy: float
     achieved_accuracy: float
     bucket_width: float
+    atom: float | np.ndarray = 0.0
 
     def __iter__(self):
         """Unpack as ``lower, upper = bounds``."""

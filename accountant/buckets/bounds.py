@@ -28,7 +28,7 @@ from accountant.buckets.second_order import adp_corrections
 from accountant.buckets.suffix_sums import suffix_sums
 from accountant.numerics.directed import distinguishing_bounds, total_mass_up
 
-__all__ = ["adp_interval", "pdp_interval", "uncorrected_interval"]
+__all__ = ["adp_interval", "pdp_atom", "pdp_interval", "uncorrected_interval"]
 
 #: ``ln`` of the largest float: ``math.exp`` overflows above it.
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
@@ -91,6 +91,23 @@ def pdp_interval(
     upper = min(total_mass_up(pld.mass_logs), _pdp_at(pld, eps - shift, edges)[1] + term)
     lower = min(upper, max(0.0, _pdp_at(pld, eps + shift, edges)[0] - term))
     return lower, upper
+
+
+#: Buckets whose loss intervals are at most this many widths wide hold point losses (up to
+#: the rounding slack of their offsets).
+POINT_LOSSES = 1e-3
+
+
+def pdp_atom(pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray]) -> float:
+    """The A-mass of composed point losses (losses on a lattice, computed to within their
+    rounding; not rounded releases) whose loss interval contains ``eps``: the PDP bracket
+    spans it, for whether such a loss exceeds eps is below the rounding of the losses
+    computed from the masses as given. 0 where the buckets carry loss intervals (there the
+    straddling mass is bucketing, which finer widths remove) or for rounded releases."""
+    if pld.hoeffding_variance > 0.0 or pld.offset_high - pld.offset_low > POINT_LOSSES * pld.width:
+        return 0.0
+    possibly, surely, _ = suffix_sums(pld, edges).pdp(eps)
+    return max(0.0, possibly - surely)
 
 
 def uncorrected_interval(

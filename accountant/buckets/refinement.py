@@ -34,7 +34,12 @@ import attrs
 import numpy as np
 
 from accountant.buckets._kernels import pdp_scan
-from accountant.buckets.bounds import adp_interval, pdp_interval, uncorrected_interval
+from accountant.buckets.bounds import (
+    POINT_LOSSES,
+    adp_interval,
+    pdp_interval,
+    uncorrected_interval,
+)
 from accountant.buckets.bucketed import BucketedPLD
 
 __all__ = [
@@ -115,11 +120,6 @@ def interval(pld: BucketedPLD, eps: float, edges: tuple, kind: str) -> tuple[flo
     return pdp_interval(pld, eps, edges)
 
 
-#: Buckets whose loss intervals are at most this many widths wide hold point losses (up to
-#: the rounding slack of their offsets).
-_POINT_LOSSES = 1e-3
-
-
 def collapsed(pld: BucketedPLD) -> BucketedPLD:
     """``pld`` with every bucket's loss interval shrunk to its midpoint and no rounding
     slack: NOT certified; its bracket is what the same masses and error terms would give
@@ -149,7 +149,7 @@ def bucketing_gaps(
             possibly, surely, _ = pdp_scan(pld.mass_a, low_edges, high_edges, float(e))
             gaps[k] = min(max(0.0, possibly - surely), upper[k] - lower[k])
         return gaps
-    if pld.offset_high - pld.offset_low <= _POINT_LOSSES * pld.width:
+    if pld.offset_high - pld.offset_low <= POINT_LOSSES * pld.width:
         # losses on lattice points (rounded): the collapsed buckets are these buckets
         # without the second-order terms; no copy of a distribution of millions of entries
         edges = pld.edges()

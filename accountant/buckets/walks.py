@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from accountant.buckets.bounds import pdp_atom
 from accountant.buckets.epsilon import epsilon_interval
 from accountant.buckets.refinement import (
     AIMED_WIDTHS,
@@ -111,7 +112,9 @@ def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str)
             break
         steps.append((terms, refinable))
     achieved = relative_bracket(lower, upper)
-    if achieved > buckets.accuracy:
+    atom = _atoms(flat, kind, brackets, running.limiting())
+    decided = relative_bracket(lower, np.maximum(upper - atom, lower))
+    if decided > buckets.accuracy:
         if not refinable[int(np.argmax(terms))]:
             reason = BUCKETING  # whatever stopped the walk, the widest one is not bucketing
         warnings.warn(
@@ -131,7 +134,25 @@ def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str)
         accuracy=buckets.accuracy,
         achieved_accuracy=achieved,
         bucket_width=max(g[0].width for groups in brackets.values() for g in groups),
+        atom=_reshape(atom, shape),
     )
+
+
+def _atoms(eps: np.ndarray, kind: str, brackets: dict, limiting: list[str]) -> np.ndarray:
+    """PDP: per eps, the A-mass of composed point losses at eps, within their rounding
+    (:func:`~accountant.buckets.bounds.pdp_atom`), of the direction that sets the upper
+    bound; 0 for ADP (whose integrand vanishes at eps) and for loss intervals."""
+    atom = np.zeros(eps.size)
+    if kind != "PDP":
+        return atom
+    for d, groups in brackets.items():
+        mine = np.array([x == d for x in limiting], dtype=bool)
+        for pld, entries, _, _ in groups:
+            chosen = entries[mine[entries]]
+            if chosen.size:
+                edges = pld.edges()
+                atom[chosen] = [pdp_atom(pld, float(e), edges) for e in eps[chosen]]
+    return atom
 
 
 def _refinable(

@@ -4,11 +4,13 @@ convolving lattice-indexed masses in extended precision."""
 
 from __future__ import annotations
 
+import warnings
+
 import mpmath
 import numpy as np
 import pytest
 
-from accountant import PrivacyBuckets, WorstCasePair
+from accountant import CertificationWarning, PrivacyBuckets, WorstCasePair
 from accountant.noise import truncated_gaussian
 
 # Bounds that do not reach the requested accuracy warn; they must still be certified,
@@ -140,3 +142,26 @@ def test_lattice_gaussian_exact_composition(sigma, bound, step, m, times):
                     assert high - low <= 1e-6 * truth, context
                 elif truth >= 1e-12:
                     assert high - low <= 1e-3 * truth + 1e-13, context
+
+
+def test_pdp_at_a_lattice_point_spans_the_atom_and_reports_it():
+    """At an eps that is a composed lattice loss (to within the rounding of the losses
+    computed from the float masses), the PDP bracket spans that loss's A-mass: the bracket
+    is [mass strictly above, mass at or above], the atom is their difference, and the
+    accuracy is judged without it (no warning)."""
+    oracle = LatticeOracle(1.0, 10.0, 0.1, 10, 8)
+    k = int(np.argmin(np.abs(oracle.losses - 1.0)))  # a lattice loss near eps = 1
+    eps = float(oracle.losses[k])
+    accountant = PrivacyBuckets().compose(oracle.pair, times=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CertificationWarning)
+        bounds = accountant.delta_pdp(eps, direction="A/B")
+    omega = float(oracle.omega["A/B"])
+    strictly = omega + float(np.sum(oracle.mass_a[:k]))  # losses fall with the index
+    at_or_above = strictly + float(oracle.mass_a[k])
+    assert bounds.lower <= strictly * (1 + 1e-12) and at_or_above * (1 - 1e-12) <= bounds.upper
+    assert bounds.atom == pytest.approx(float(oracle.mass_a[k]), rel=1e-9)
+    assert (bounds.upper - bounds.lower - bounds.atom) / bounds.upper <= 1e-4
+    off = accountant.delta_pdp(eps + 0.5 * oracle.g, direction="A/B")
+    assert off.atom == 0.0
+    assert accountant.delta(eps, direction="A/B").atom == 0.0
