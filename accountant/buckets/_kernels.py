@@ -2,15 +2,17 @@
 
 Each kernel has a slow numpy oracle in ``tests/buckets/test_kernels.py``.
 ``cache=True`` keeps compilation out of later processes; no ``fastmath`` (it would
-reorder sums and break inf/NaN handling).
+reorder sums and break inf/NaN handling). numba is imported, and each kernel compiled or
+loaded from its cache, at the kernel's first call (:func:`accountant.numerics.lazy.njit`).
 """
 
 from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
+
+from accountant.numerics.lazy import njit
 
 __all__ = [
     "adp_scan",
@@ -22,7 +24,7 @@ __all__ = [
 ]
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def direct_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``z[k] = sum_i x[i] y[k - i]``, skipping zero entries of ``x`` (sparse releases).
 
@@ -39,7 +41,7 @@ def direct_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def adp_scan(
     mass_a: np.ndarray,
     mass_b: np.ndarray,
@@ -92,7 +94,7 @@ def adp_scan(
     return upper_sum, upper_a_only, lower_sum, counted_a, counted, lower_a_only
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def pdp_scan(
     mass_a: np.ndarray, lower_edges: np.ndarray, upper_edges: np.ndarray, eps: float
 ) -> tuple[float, float, int]:
@@ -110,7 +112,7 @@ def pdp_scan(
     return possibly, surely, counted
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def log_moment_generating(
     log_mass: np.ndarray, losses: np.ndarray, lambdas: np.ndarray
 ) -> np.ndarray:
@@ -134,7 +136,7 @@ def log_moment_generating(
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def bucket_indices(losses: np.ndarray, anchor: float, width: float, snap: float) -> np.ndarray:
     """Bucket index of each loss: ``ceil((L - anchor) / width)``, or the nearest integer
     when the position lies within ``snap`` of it (lattice points on bucket edges)."""
@@ -149,7 +151,7 @@ def bucket_indices(losses: np.ndarray, anchor: float, width: float, snap: float)
     return index
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def bucket_sums(
     index: np.ndarray, first: int, count: int, mass_a: np.ndarray, mass_b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -182,7 +184,7 @@ _RESCALE = 2.0**500
 _LOG_RESCALE = 500.0 * 0.6931471805599453
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _spread_halve(mass: np.ndarray) -> np.ndarray:
     """The masses on every other lattice point, each odd point's mass split in halves onto
     its two neighbours (its mean kept): ``out[g] = m[2g] + m[2g - 1] / 2 + m[2g + 1] / 2``."""
@@ -197,7 +199,7 @@ def _spread_halve(mass: np.ndarray) -> np.ndarray:
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _falling_sum(mass: np.ndarray, rest: np.ndarray, t: float, floor: float) -> float:
     """``ln`` of an upper bound on ``sum_i mass[i] t^i`` (``0 < t <= 1``, non-negative
     masses), adding terms in order until ``t^{i+1} rest[i]`` (``rest[i] >= sum_{k > i}
@@ -231,7 +233,7 @@ def _falling_sum(mass: np.ndarray, rest: np.ndarray, t: float, floor: float) -> 
     return log_total + log_scale + 4.0 * _U * (abs(log_total) + abs(log_scale) + 1.0)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _falling_sum_of_logs(mass: np.ndarray, rest: np.ndarray, log_t: float) -> float:
     """:func:`_falling_sum` when ``t = e^{log_t}`` would underflow: terms added as
     logarithms (the sum stops once ``ln rest[i] + (i + 1) log_t`` is 42 below it). Each
@@ -263,7 +265,7 @@ def _falling_sum_of_logs(mass: np.ndarray, rest: np.ndarray, log_t: float) -> fl
     return total + 8.0 * _U * (added + 1) * largest
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _rests(ordered: np.ndarray) -> np.ndarray:
     """``rest[i]``: an upper bound on ``sum_{k > i} ordered[k]`` (sequential sums of
     non-negative terms, rounded up)."""
@@ -277,7 +279,7 @@ def _rests(ordered: np.ndarray) -> np.ndarray:
     return rest
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def lattice_log_mgf(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bool) -> np.ndarray:
     """``out[k] >= ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
     non-negative masses on the lattice ``j = 0 .. J``.

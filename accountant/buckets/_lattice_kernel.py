@@ -2,15 +2,18 @@
 quadrature error bounds of the split masses of many lattice intervals, in one pass.
 
 The formulas and their error bounds are stated in :mod:`accountant.buckets.lattice_quadrature`
-(which also holds the numpy oracle the tests compare with). ``cache=True``, no ``fastmath``.
+(which also holds the numpy oracle the tests compare with). ``cache=True``, no ``fastmath``;
+numba is imported at the first call (:func:`accountant.numerics.lazy.njit`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
-import numba
 import numpy as np
+
+from accountant.numerics.lazy import njit
 
 __all__ = ["gl_tables", "split_kernel"]
 
@@ -21,8 +24,10 @@ _TARGET = 2.0**-60
 _MAX_ORDER = 40
 
 
+@functools.cache
 def gl_tables() -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Legendre nodes and weights of every order ``1 .. 40``, row ``n`` padded."""
+    """Gauss-Legendre nodes and weights of every order ``1 .. 40``, row ``n`` padded
+    (computed at the first call, then shared: not to be written to)."""
     nodes = np.zeros((_MAX_ORDER + 1, _MAX_ORDER))
     weights = np.zeros((_MAX_ORDER + 1, _MAX_ORDER))
     for n in range(1, _MAX_ORDER + 1):
@@ -31,7 +36,7 @@ def gl_tables() -> tuple[np.ndarray, np.ndarray]:
     return nodes, weights
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gl_order(rho: float) -> int:
     """The smallest ``n >= 2`` with ``(64/15) rho^(-2n-2) / (1 - rho^-2)`` times
     ``30 (1 + 4 rho)`` below ``2^-60`` (at most 40)."""
@@ -40,7 +45,7 @@ def gl_order(rho: float) -> int:
     return min(max(n, 2), _MAX_ORDER)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _d_right(tau: float, share: float) -> float:
     """``log1p(s expm1(tau))``, as ``tau + ln s + log1p(...)`` past 600."""
     if tau <= 600.0:
@@ -48,7 +53,7 @@ def _d_right(tau: float, share: float) -> float:
     return tau + math.log(share) + math.log1p((1.0 - share) / share * math.exp(-tau))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _add(total: float, carry: float, value: float) -> tuple[float, float]:
     """Neumaier's compensated step: ``total + carry`` gains ``value`` exactly but for
     ``O(u^2)`` terms (the panels of one interval are summed with relative error
@@ -61,7 +66,7 @@ def _add(total: float, carry: float, value: float) -> tuple[float, float]:
     return new, carry
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def split_kernel(
     lo, hi, delta, delta_low, s_lo, s_hi, c_lo, c_hi, width, radius, panels, law, nodes, weights
 ):

@@ -21,7 +21,6 @@ import os
 
 import attrs
 import numpy as np
-import scipy.fft
 
 from accountant.buckets._kernels import direct_convolve
 from accountant.buckets.bucketed import (
@@ -32,6 +31,7 @@ from accountant.buckets.bucketed import (
 )
 from accountant.buckets.coarsen import coarsen, coarsen_to
 from accountant.buckets.progress import tick
+from accountant.numerics.lazy import fft
 
 __all__ = ["FFT_ERROR_CONSTANT", "compose_pair", "compose_power"]
 
@@ -46,8 +46,8 @@ def _fft_convolve(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     length = x.size + y.size - 1
     size = 1 << max(1, (length - 1).bit_length())
     workers = os.cpu_count() or 1
-    product = scipy.fft.rfft(x, size, workers=workers) * scipy.fft.rfft(y, size, workers=workers)
-    result = scipy.fft.irfft(product, size, workers=workers)[:length]
+    product = fft.rfft(x, size, workers=workers) * fft.rfft(y, size, workers=workers)
+    result = fft.irfft(product, size, workers=workers)[:length]
     np.maximum(result, 0.0, out=result)
     norms = np.sum(x) * math.sqrt(np.dot(y, y)) + math.sqrt(np.dot(x, x)) * np.sum(y)
     bound = FFT_ERROR_CONSTANT * UNIT_ROUNDOFF * (math.log2(size) + 1.0) * norms

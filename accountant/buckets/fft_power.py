@@ -36,9 +36,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import numba
 import numpy as np
-import scipy.fft
+
+from accountant.numerics.lazy import fft, njit
 
 __all__ = ["FFT_CONSTANT", "PoweredSpectrum", "power_spectrum"]
 
@@ -71,7 +71,7 @@ def _full_sum(half: np.ndarray, size: int) -> float:
     return float(edges + 2.0 * np.sum(np.abs(interior)))
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _accumulate_power(
     spectrum: np.ndarray,
     times: int,
@@ -115,7 +115,7 @@ def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     factors = 0  # N = sum_i n_i: the products above have N - 1 (+1) multiplications
     releases = 0
     for values, times, *given in parts:
-        spectrum = scipy.fft.rfft(values, size)
+        spectrum = fft.rfft(values, size)
         error = FFT_CONSTANT * _U * depth * float(np.sum(values))
         error = (error + (given[0] if given else 0.0)) * (1.0 + 4.0 * _U)
         _accumulate_power(spectrum, int(times), error, product, upper, slope)
@@ -141,6 +141,6 @@ def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     inverse = FFT_CONSTANT * _U * depth * _full_sum(moved, size) / size
     del moved, upper
     entry_error = (moved_sum / size + inverse) * (1.0 + 1e-12)
-    masses = scipy.fft.irfft(product, size)
+    masses = fft.irfft(product, size)
     del product
     return PoweredSpectrum(np.maximum(masses, 0.0, out=masses), entry_error)

@@ -54,10 +54,10 @@ import math
 
 import attrs
 import numpy as np
-from scipy.special import expit
 
 from accountant.buckets._lattice_kernel import gl_tables, split_kernel
 from accountant.mechanisms.subsampled_loss import inverse_loss, loss_f
+from accountant.numerics.lazy import special
 
 __all__ = ["RHO", "TINY", "SmoothLaw", "interval_masses", "two_difference"]
 
@@ -69,7 +69,6 @@ RHO = 4.0
 #: Panels beyond this ``|y|`` on every side are negligible.
 DEAD_Y = 41.0
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
-_TABLES = gl_tables()
 
 
 @attrs.frozen
@@ -122,7 +121,7 @@ class SmoothLaw:
         """``s(l)``."""
         if self.q == 1.0:
             return np.ones_like(ell)
-        return expit(self.logit - ell)
+        return special.expit(self.logit - ell)
 
     def density_bound(self, y_abs: list[np.ndarray], radius: np.ndarray) -> np.ndarray:
         """A bound on ``|p|`` within ``radius`` (in ``y``) of points whose per-side ``|y|`` are
@@ -220,7 +219,7 @@ def interval_masses(
         radius,
         panels,
         law_numbers,
-        *_TABLES,
+        *gl_tables(),
     )
     relative = _relative(law, lo, hi, delta_low, s_lo, width, order, panels)
     return plus, minus, relative * plus + err_plus + quad, relative * minus + err_minus + quad

@@ -37,9 +37,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from accountant.numerics.directed import up
+from accountant.numerics.lazy import special
 
 __all__ = ["coupled_delta", "delta_budget", "escape_probability"]
 
@@ -57,7 +57,7 @@ def escape_probability(cuts_and_draws: list[tuple[float, int]]) -> float:
     for cut, draws in cuts_and_draws:
         if cut == math.inf:
             continue
-        outside = 2.0 * math.exp(float(log_ndtr(-cut)))
+        outside = 2.0 * math.exp(float(special.log_ndtr(-cut)))
         log_inside += draws * math.log1p(-min(outside, 1.0))
     if log_inside == 0.0:
         return 0.0

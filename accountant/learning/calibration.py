@@ -40,8 +40,6 @@ import numbers
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import ndtr
 
 from accountant.buckets.progress import query_progress
 from accountant.dpsgd.coupling import coupled_delta, escape_probability
@@ -49,6 +47,7 @@ from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.learning.calibration_results import CalibrationPoint, NoiseCalibration
 from accountant.learning.calibration_search import CalibrationSearch, CalibrationSettings
 from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS
+from accountant.numerics.lazy import optimize, special
 from accountant.validation import (
     check_choice,
     check_open_fraction,
@@ -145,7 +144,7 @@ def _smallest_cut(
     def excess(k: float) -> float:
         return share - _coupling_share(epsilon, delta, k, draws, truncation)
 
-    k = math.ceil(brentq(excess, cut, _CUT_CEILING) * 100.0) / 100.0
+    k = math.ceil(optimize.brentq(excess, cut, _CUT_CEILING) * 100.0) / 100.0
     while not excess(k) > 0.0:
         k = round(k + 0.01, 2)
     while round(k - 0.01, 2) > cut and excess(round(k - 0.01, 2)) > 0.0:
@@ -191,7 +190,7 @@ def _check_clamped_floor(s: CalibrationSettings) -> None:
     distinguishing, so ``delta(eps) >= 1 - (1 - 2 q Phi(-k))^n`` at every eps and sigma."""
     if s.truncation != "clamped" or math.isinf(s.cut):
         return
-    per_release = 2.0 * s.sampling_rate * float(ndtr(-s.cut))
+    per_release = 2.0 * s.sampling_rate * float(special.ndtr(-s.cut))
     floor = -math.expm1(s.steps * math.log1p(-per_release)) * (1.0 - 1e-9)
     if floor > s.delta:
         raise InfeasibleTargetError(

@@ -17,7 +17,8 @@ import math
 from collections.abc import Sequence
 
 import attrs
-from scipy.special import log_ndtr
+
+from accountant.numerics.lazy import special
 
 __all__ = ["RootEstimate", "estimate_root", "gdp_log_delta", "gdp_start"]
 
@@ -34,8 +35,8 @@ def gdp_log_delta(epsilon: float, mu: float) -> float:
 
     in log space: ``ln Phi(a) + ln(1 - e^r)`` with ``r = eps + ln Phi(b) - ln Phi(a) < 0``
     (``-inf`` where the difference rounds to zero)."""
-    log_a = float(log_ndtr(-epsilon / mu + mu / 2.0))
-    log_b = float(log_ndtr(-epsilon / mu - mu / 2.0))
+    log_a = float(special.log_ndtr(-epsilon / mu + mu / 2.0))
+    log_b = float(special.log_ndtr(-epsilon / mu - mu / 2.0))
     r = epsilon + log_b - log_a
     if not r < 0.0:
         return -math.inf

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import rel_entr
 
 from accountant.errors import InvalidInputError
 from accountant.noise import GRID_TOLERANCE, NoiseDistribution
+from accountant.numerics.lazy import special
 from accountant.validation import check_noise
 
 __all__ = ["kl_divergence"]
@@ -36,7 +36,7 @@ def kl_divergence(p: NoiseDistribution, q: NoiseDistribution) -> float:
         raise InvalidInputError(
             f"p and q must have the same start, got p.start={p.start!r}, q.start={q.start!r}"
         )
-    terms = rel_entr(p.pmf, q.pmf)
+    terms = special.rel_entr(p.pmf, q.pmf)
     if not np.isfinite(terms).all():
         return math.inf
     return math.fsum(terms.tolist())

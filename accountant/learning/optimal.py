@@ -17,7 +17,6 @@ import warnings
 
 import attrs
 import numpy as np
-import scipy.sparse as sparse
 
 from accountant.errors import (
     CertificationWarning,
@@ -27,6 +26,7 @@ from accountant.errors import (
 )
 from accountant.noise import NoiseDistribution
 from accountant.noise.families import symmetric_grid
+from accountant.numerics.lazy import sparse
 from accountant.pairs.pld import exact_delta
 from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
 from accountant.validation import check_finite_real, check_nonnegative_real, check_positive_real

@@ -41,9 +41,9 @@ import math
 
 import attrs
 import numpy as np
-from scipy import fft
 
 from accountant.errors import InvalidInputError
+from accountant.numerics.lazy import fft
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
     Direction,

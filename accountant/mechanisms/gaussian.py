@@ -22,7 +22,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from scipy.special import log_ndtr
 
 from accountant.buckets.analytic_lattice import NormalPart
 from accountant.buckets.analytic_release import BASE_ERROR, AnalyticRelease, U
@@ -45,6 +44,7 @@ from accountant.numerics.gaussian import (
     mills_complement,
     narrow_gauss_integrals,
 )
+from accountant.numerics.lazy import special
 
 __all__ = ["GaussianMechanism", "GaussianRelease", "TruncatedGaussianMechanism", "gaussian_law"]
 
@@ -207,7 +207,7 @@ class GaussianRelease(AnalyticRelease):
         return log_gauss_mass(lo, hi, width) - self._log_z
 
     def _log_tail(self, bound: float, below: bool) -> float:
-        return float(log_ndtr(bound if below else -bound)) - self._log_z
+        return float(special.log_ndtr(bound if below else -bound)) - self._log_z
 
     def _moments(self) -> tuple[float, float]:
         mu = self._mu

@@ -56,13 +56,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
-from scipy.special import log_ndtr
 
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_loss import loss_f, tilted_integral
 from accountant.noise import truncated_gaussian
 from accountant.numerics.directed import MassLogs, down, up
 from accountant.numerics.gaussian import LOG_SQRT_2PI, log_gauss_mass_scalar
+from accountant.numerics.lazy import special
 from accountant.pairs.worst_case import WorstCasePair
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ class SubsampledTruncatedGaussian:
         ell_star = mu * k - 0.5 * mu * mu
         if self.truncation == "clamped":
             log_norm = 0.0
-            log_atom = float(np.logaddexp(log_ndtr(mu - k), log_ndtr(-k)))
+            log_atom = float(np.logaddexp(special.log_ndtr(mu - k), special.log_ndtr(-k)))
         else:
             log_norm = log_gauss_mass_scalar(-k, k, 2.0 * k)
             log_atom = log_gauss_mass_scalar(-k, mu - k, mu) - log_norm
@@ -309,7 +309,7 @@ class SubsampledTruncatedGaussian:
         pair = WorstCasePair.subsampled(noise, self.sampling_rate, self.clip)
         if self.truncation != "clamped" or math.isinf(self.cut):
             return pair
-        tail, q = math.exp(float(log_ndtr(-self.cut))), self.sampling_rate
+        tail, q = math.exp(float(special.log_ndtr(-self.cut))), self.sampling_rate
         a = np.concatenate([(1.0 - 2.0 * tail) * pair.a, [tail, tail, 0.0, 0.0]])
         b = np.concatenate(
             [(1.0 - 2.0 * tail) * pair.b, [(1.0 - q) * tail, (1.0 - q) * tail, q * tail, q * tail]]

@@ -28,7 +28,6 @@ from fractions import Fraction
 
 import attrs
 import numpy as np
-from scipy.special import log_ndtr, ndtri_exp
 
 from accountant.buckets.analytic_lattice import lattice_release, split_errors
 from accountant.buckets.analytic_release import LOST_SLACK, MIN_TAIL, SNAP
@@ -48,6 +47,7 @@ from accountant.mechanisms.subsampled_gaussian_masses import (
 )
 from accountant.mechanisms.subsampled_loss import loss_f
 from accountant.numerics.gaussian import normal_mass_between
+from accountant.numerics.lazy import special
 from accountant.validation import check_one_direction
 
 __all__ = ["SubsampledGaussianRelease"]
@@ -182,10 +182,14 @@ class SubsampledGaussianRelease:
                 continue
             off, lo, hi = self._offsets[side], self._support[0][side], self._support[1][side]
             share = math.log(tail / (4.0 * num[side])) + log_norm
-            below = min(float(np.logaddexp(share, log_ndtr(lo))), float(log_ndtr(hi)))
-            above = min(float(np.logaddexp(share, log_ndtr(-hi))), float(log_ndtr(-lo)))
-            low = min(low, g.mu * (float(ndtri_exp(below)) - off))
-            high = max(high, g.mu * (-float(ndtri_exp(above)) - off))
+            below = min(
+                float(np.logaddexp(share, special.log_ndtr(lo))), float(special.log_ndtr(hi))
+            )
+            above = min(
+                float(np.logaddexp(share, special.log_ndtr(-hi))), float(special.log_ndtr(-lo))
+            )
+            low = min(low, g.mu * (float(special.ndtri_exp(below)) - off))
+            high = max(high, g.mu * (-float(special.ndtri_exp(above)) - off))
         if self._atom * num[0] > 0.25 * tail:
             high = math.inf
         return low, high

@@ -22,7 +22,8 @@ import math
 
 import attrs
 import numpy as np
-from scipy.special import expit, logsumexp
+
+from accountant.numerics.lazy import special
 
 __all__ = ["TiltedIntegral", "inverse_loss", "loss_f", "tilt_share", "tilted_integral"]
 
@@ -54,7 +55,7 @@ def tilt_share(ell: np.ndarray | float, q: float) -> np.ndarray:
     ell = np.asarray(ell, dtype=np.float64)
     if q == 1.0:
         return np.ones_like(ell)
-    return expit(math.log(q) - math.log1p(-q) - ell)
+    return special.expit(math.log(q) - math.log1p(-q) - ell)
 
 
 def inverse_loss(loss_ab: np.ndarray, q: float) -> np.ndarray:
@@ -174,7 +175,7 @@ def _gl(v: _Integrand, lo: np.ndarray, hi: np.ndarray):
     values, f = v.value(y)
     with np.errstate(divide="ignore"):
         log_terms = values + np.log(half[:, None] * _GL_WEIGHTS)
-    return logsumexp(log_terms, axis=1), log_terms, y, f
+    return special.logsumexp(log_terms, axis=1), log_terms, y, f
 
 
 def tilted_integral(c: float, mu: float, q: float, lo: float, hi: float) -> TiltedIntegral:
@@ -236,5 +237,5 @@ def tilted_integral(c: float, mu: float, q: float, lo: float, hi: float) -> Tilt
     rounding = 16.0 * U * (float(np.max(size, initial=0.0)) + 4.0 + math.log2(weights.size))
     error = float(np.sum(diff)) / total + rounding
     if log_tails:
-        error += float(np.exp(logsumexp(log_tails) - log_value))
+        error += float(np.exp(special.logsumexp(log_tails) - log_value))
     return TiltedIntegral(log_value, mean_f, error)

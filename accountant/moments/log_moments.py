@@ -20,10 +20,10 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from scipy.special import logsumexp, softmax
 
 from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
+from accountant.numerics.lazy import special
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.protocol import LogMomentSource
@@ -38,7 +38,7 @@ def pld_log_moment(pld: PrivacyLossDistribution, lam: float) -> float:
     """``Gamma_lambda = logsumexp(ln A + lambda L)`` over the finite outcomes."""
     if pld.losses.size == 0:
         return -math.inf
-    return float(logsumexp(pld.log_mass_a + lam * pld.losses))
+    return float(special.logsumexp(pld.log_mass_a + lam * pld.losses))
 
 
 def pld_log_moment_error(pld: PrivacyLossDistribution, lam: float) -> float:
@@ -62,7 +62,7 @@ def pld_log_moment_slope(pld: PrivacyLossDistribution, lam: float) -> float:
     """``dGamma/dlambda = sum_o w(o) L(o)``, ``w = softmax(ln A + lambda L)``."""
     if pld.losses.size == 0:
         return 0.0
-    weights = softmax(pld.log_mass_a + lam * pld.losses)
+    weights = special.softmax(pld.log_mass_a + lam * pld.losses)
     return float(np.dot(weights, pld.losses))
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 from accountant.errors import InvalidInputError
 from accountant.noise.distribution import GRID_TOLERANCE, NoiseDistribution
+from accountant.numerics.lazy import special
 from accountant.validation import check_finite_real, check_positive_real
 
 __all__ = [
@@ -49,7 +49,7 @@ def normalised_from_log_density(log_density: np.ndarray) -> np.ndarray:
     ``p_i / p_j`` to within an ulp, so the losses of a shifted family stay on their lattice
     (adjusting one entry instead moves its losses by ``residual / p_i``, 7e-12 for
     60,001 points, and breaks the lattice)."""
-    pmf = np.exp(log_density - logsumexp(log_density))
+    pmf = np.exp(log_density - special.logsumexp(log_density))
     for _ in range(64):
         if math.fsum([1.0, *(-pmf).tolist()]) >= 0.0:  # exact 1 - sum, correctly rounded
             break

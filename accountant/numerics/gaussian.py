@@ -15,7 +15,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import erf, erfc, erfcx, log_ndtr
+
+from accountant.numerics.lazy import special
 
 __all__ = [
     "LOG_SQRT_2PI",
@@ -60,7 +61,7 @@ def logsumexp_scalar(values: list[float]) -> float:
 
 def mills(u: float) -> float:
     """Mills ratio ``M(u) = Q(u)/phi(u) = sqrt(pi/2) erfcx(u/sqrt 2)``."""
-    return math.sqrt(math.pi / 2.0) * float(erfcx(u / _SQRT2))
+    return math.sqrt(math.pi / 2.0) * float(special.erfcx(u / _SQRT2))
 
 
 def mills_complement(u: float) -> float:
@@ -82,8 +83,8 @@ def log_upper_gauss_scaled(lo: float, hi: float, width: float) -> float:
     Uses upper tails ``Q(u) e^(u^2/2) = erfcx(u/sqrt 2)/2``, so nothing underflows and
     the quadratic ``lo^2/2`` is left to the caller to cancel analytically.
     """
-    log_lo = math.log(float(erfcx(lo / _SQRT2)))
-    log_hi = math.log(float(erfcx(hi / _SQRT2)))
+    log_lo = math.log(float(special.erfcx(lo / _SQRT2)))
+    log_hi = math.log(float(special.erfcx(hi / _SQRT2)))
     return log_lo - math.log(2.0) + log1mexp_scalar(log_hi - log_lo - 0.5 * width * (lo + hi))
 
 
@@ -114,10 +115,10 @@ def log_gauss_mass_scalar(lo: float, hi: float, width: float) -> float:
         return log_upper_gauss_scaled(lo, hi, width) - 0.5 * lo * lo
     if hi <= 0.0:
         return log_upper_gauss_scaled(-hi, -lo, width) - 0.5 * hi * hi
-    tails = 0.5 * (float(erfc(-lo / _SQRT2)) + float(erfc(hi / _SQRT2)))
+    tails = 0.5 * (float(special.erfc(-lo / _SQRT2)) + float(special.erfc(hi / _SQRT2)))
     if tails < 0.5:
         return math.log1p(-tails)
-    return math.log(0.5 * (float(erf(hi / _SQRT2)) + float(erf(-lo / _SQRT2))))
+    return math.log(0.5 * (float(special.erf(hi / _SQRT2)) + float(special.erf(-lo / _SQRT2))))
 
 
 def log_exp_integral(alpha: float, beta: float, lo: float, hi: float) -> float:
@@ -179,8 +180,8 @@ def _log_upper(lo: np.ndarray, hi: np.ndarray, width: np.ndarray) -> np.ndarray:
     """``ln(Phi(hi) - Phi(lo))`` for ``0 <= lo < hi`` by scaled upper tails
     ``Q(u) = erfcx(u/sqrt 2) e^(-u^2/2) / 2``: ``Q(hi)/Q(lo)`` has the exponent
     ``-(hi^2 - lo^2)/2 = -width (lo + hi)/2``, so nothing underflows."""
-    log_lo = np.log(erfcx(lo / _SQRT2))
-    log_hi = np.log(erfcx(hi / _SQRT2))
+    log_lo = np.log(special.erfcx(lo / _SQRT2))
+    log_hi = np.log(special.erfcx(hi / _SQRT2))
     ratio = log_hi - log_lo - 0.5 * width * (lo + hi)
     return log_lo - math.log(2.0) - 0.5 * lo * lo + log1mexp(ratio)
 
@@ -188,12 +189,12 @@ def _log_upper(lo: np.ndarray, hi: np.ndarray, width: np.ndarray) -> np.ndarray:
 def _log_across(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``ln(Phi(hi) - Phi(lo))`` for ``lo < 0 < hi``: ``1 - tails`` by ``log1p`` while the
     tails are below 1/2, else as a sum of two positive ``erf`` terms."""
-    tails = 0.5 * (erfc(-lo / _SQRT2) + erfc(hi / _SQRT2))
+    tails = 0.5 * (special.erfc(-lo / _SQRT2) + special.erfc(hi / _SQRT2))
     out = np.empty_like(tails)
     small = tails < 0.5
     out[small] = np.log1p(-tails[small])
     big = ~small
-    out[big] = np.log(0.5 * (erf(hi[big] / _SQRT2) + erf(-lo[big] / _SQRT2)))
+    out[big] = np.log(0.5 * (special.erf(hi[big] / _SQRT2) + special.erf(-lo[big] / _SQRT2)))
     return out
 
 
@@ -251,8 +252,8 @@ def log_normal_between(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     lower = np.isinf(lo) & (lo < 0) & np.isfinite(hi)
     both = np.isinf(lo) & np.isinf(hi) & (lo < 0) & (hi > 0)
     finite = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
-    out[upper] = log_ndtr(-lo[upper])
-    out[lower] = log_ndtr(hi[lower])
+    out[upper] = special.log_ndtr(-lo[upper])
+    out[lower] = special.log_ndtr(hi[lower])
     out[both] = 0.0
     if finite.any():
         out[finite] = log_gauss_mass(lo[finite], hi[finite], hi[finite] - lo[finite])
