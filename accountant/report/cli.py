@@ -13,6 +13,11 @@ pointer to ``accountant NAME --help``.
 
 Every error is one line on stderr, ``accountant: error: <message naming the option>``,
 with exit status 2, never a traceback (see :mod:`accountant.report.terminal`).
+
+``accountant --help`` imports neither scipy nor numba (nor torch or a plugin): both load
+where first used (:mod:`accountant.numerics.lazy`). A command that makes numba compile
+its kernels (the first run on a machine) says so first, in one line on stderr:
+``note: compiling the numba kernels (first run on this machine; cached for later runs)``.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from importlib.metadata import EntryPoint, entry_points
 
 import accountant
 from accountant.errors import AccountantError
-from accountant.report.terminal import check_output_path, error_line
+from accountant.numerics import lazy
+from accountant.report.terminal import check_output_path, error_line, show_notes
 
 __all__ = ["ENTRY_POINT_GROUP", "build_parser", "check_output_path", "main"]
 
@@ -151,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
+        show_notes(lazy.logger)  # e.g. that numba compiles its kernels (a first run)
         return int(args.func(args))
     except KeyboardInterrupt:
         print("accountant: interrupted", file=sys.stderr)

@@ -8,13 +8,16 @@ subcommands (the torch extra's ``accountant learn``) look and behave alike:
 - every warning shown on a terminal is one line, ``note: <text>``, without the
   file and line that :mod:`warnings` would print (:func:`note_line`);
 - output paths are checked before any work (:func:`check_output_path`);
-- progress is drawn only on an interactive terminal (:func:`progress_enabled`).
+- progress is drawn only on an interactive terminal (:func:`progress_enabled`);
+- what the library logs for a user to know (e.g. that numba is compiling its kernels on
+  a first run) is shown as ``note:`` lines (:func:`show_notes`).
 
 Standard library only: importing this module must stay cheap.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
@@ -30,6 +33,7 @@ __all__ = [
     "error_line",
     "note_line",
     "progress_enabled",
+    "show_notes",
 ]
 
 ERROR_PREFIX = "accountant: error: "
@@ -130,3 +134,25 @@ def progress_enabled(stream: TextIO | None = None) -> bool:
     if not interactive:
         return False
     return os.environ.get("CI", "").strip().lower() not in ("true", "1")
+
+
+class _NoteHandler(logging.Handler):
+    """Writes each record as one :func:`note_line` to the current :data:`sys.stderr`
+    (looked up at each record, so a replaced stream, e.g. under test capture, is used)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(note_line(record.getMessage()), file=sys.stderr, flush=True)
+        except Exception:  # logging's contract: a failing handler does not raise
+            self.handleError(record)
+
+
+def show_notes(logger: logging.Logger) -> None:
+    """Show the INFO (and higher) records of ``logger`` as ``note:`` lines on stderr.
+
+    Idempotent: calling it again for the same logger adds no second handler.
+    """
+    if not any(isinstance(handler, _NoteHandler) for handler in logger.handlers):
+        logger.addHandler(_NoteHandler())
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
