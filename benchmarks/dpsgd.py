@@ -1,7 +1,11 @@
-"""DP-SGD accounting against the peers: this library, dp_accounting (pessimistic and
-optimistic) and prv_accountant (eps_error 0.01 and 0.001) on the Poisson-subsampled
-Gaussian, in one run. Writes ``docs/benchmarks-dpsgd.md`` and the raw results
-``docs/benchmarks-dpsgd.json``::
+"""DP-SGD accounting against the peers, the accounting call alone in a warm process: this
+library, dp_accounting (pessimistic and optimistic) and prv_accountant (eps_error 0.01 and
+0.001) on the Poisson-subsampled Gaussian, in one run. Writes a Markdown table and the raw
+results next to it (``--output``; default ``dpsgd-warm.md`` in the temporary directory).
+
+The user's path (a fresh process per job, import included, peers interleaved), which
+writes ``docs/benchmarks-dpsgd.md``, is ``benchmarks/dpsgd_user_path.py``; this script
+isolates the accounting call (imports and a warm-up call excluded)::
 
     python benchmarks/dpsgd.py                        # every row (hours)
     python benchmarks/dpsgd.py --quick                # CI-sized smoke run
@@ -32,6 +36,7 @@ import json
 import math
 import random
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -278,7 +283,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, help="runs per cell (3; 1 with --quick)")
     parser.add_argument("--timeout", type=float, help="seconds per run (900; 120 with --quick)")
     parser.add_argument("--memory-limit", type=float, default=12.0, help="GiB per run (12)")
-    parser.add_argument("--output", type=Path, default=ROOT / "docs" / "benchmarks-dpsgd.md")
+    parser.add_argument(
+        "--output", type=Path, default=Path(tempfile.gettempdir()) / "dpsgd-warm.md"
+    )
     parser.add_argument("--json", type=Path, help="raw results (default: --output as .json)")
     parser.add_argument("--render", type=Path, help="rewrite --output from this JSON, no runs")
     parser.add_argument("--child", help=argparse.SUPPRESS)

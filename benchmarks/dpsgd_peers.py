@@ -9,8 +9,9 @@ schedule of one entry. The peers run the untruncated Gaussian (the only noise th
 support for DP-SGD).
 
 * dp_accounting, pessimistic: ``PLDAccountant(value_discretization_interval=...)``
-  composing ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))`` ``steps`` times (its
-  standard route: connect-the-dots, a pessimistic estimate), ``get_epsilon(delta)``.
+  composing ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)),
+  steps)`` (its standard route: connect-the-dots, a pessimistic estimate),
+  ``get_epsilon(delta)``.
 * dp_accounting, optimistic: the accountant has no optimistic switch, so the PLD it
   builds is built directly with ``pessimistic_estimate=False`` (connect-the-dots exists
   only for pessimistic estimates, so this is its privacy-buckets construction):
@@ -27,7 +28,9 @@ support for DP-SGD).
 
 Calibration (the noise multiplier for a target ``(eps, delta)``): dp_accounting's
 ``calibrate_dp_mechanism`` with the pessimistic accountant, a bisection (``brentq``) on
-the optimistic eps, and prv_accountant's ``dpsgd.find_noise_multiplier``.
+the optimistic eps, and for prv_accountant either its ``dpsgd.find_noise_multiplier`` or
+:func:`prv_bisect`, a plain bisection on its upper eps (prv_accountant has no calibration
+of its ``PRVAccountant`` with a stated tolerance in sigma).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "SIGMA_TOLERANCE",
     "dp_calibrate",
     "dp_epsilon",
+    "prv_bisect",
     "prv_calibrate",
     "prv_epsilon",
 ]
@@ -83,7 +87,7 @@ def dp_epsilon(schedule: Schedule, delta: float, interval: float, pessimistic: b
     accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=interval)
     for sigma, q, steps in schedule:
         event = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
-        accountant.compose(event, steps)
+        accountant.compose(dp_accounting.SelfComposedDpEvent(event, int(steps)))
     return float(accountant.get_epsilon(delta))
 
 
@@ -158,3 +162,45 @@ def prv_calibrate(q: float, steps: int, epsilon: float, delta: float, eps_error:
     if not math.isfinite(sigma):
         raise ValueError(f"find_noise_multiplier returned sigma={sigma}")
     return float(sigma)
+
+
+def prv_bisect(
+    q: float,
+    steps: int,
+    epsilon: float,
+    delta: float,
+    eps_error: float,
+    tolerance: float = SIGMA_TOLERANCE,
+) -> tuple[float, float, int]:
+    """The noise multiplier for ``(epsilon, delta)`` by bisection on prv_accountant's upper
+    eps (:func:`prv_epsilon`, ``delta_error = delta / 1000``): ``(sigma_low, sigma,
+    evaluations)`` with ``upper eps(sigma) <= epsilon < upper eps(sigma_low)`` and
+    ``sigma - sigma_low <= tolerance``. The bracket starts at ``[0.5, 2]`` and is doubled
+    or halved until it holds; then it is halved until it is ``tolerance`` wide. A sigma at
+    which prv_accountant raises counts as too small (its domain grows as sigma shrinks)."""
+    evaluations = 0
+
+    def meets(sigma: float) -> bool:
+        nonlocal evaluations
+        evaluations += 1
+        try:
+            return prv_epsilon([(sigma, q, steps)], delta, eps_error)[2] <= epsilon
+        except (ValueError, FloatingPointError):
+            return False
+
+    low, high = 0.5, 2.0
+    while not meets(high):
+        low, high = high, 2.0 * high
+        if high > 1e4:
+            raise ValueError(f"no sigma up to {high:g} meets eps={epsilon!r}")
+    while meets(low):
+        low, high = low / 2.0, low
+        if low < 1e-3:
+            raise ValueError(f"eps={epsilon!r} is met by sigma={low:g}; bracket not found")
+    while high - low > tolerance:
+        middle = 0.5 * (low + high)
+        if meets(middle):
+            high = middle
+        else:
+            low = middle
+    return float(low), float(high), evaluations

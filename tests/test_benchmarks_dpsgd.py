@@ -1,6 +1,8 @@
-"""benchmarks/dpsgd.py: argument handling, how a run's fate is recorded (timeout, out of
-memory, missing peer), the table writer, and one tiny row end to end with whatever peers
-are installed. Times are never asserted."""
+"""benchmarks/dpsgd.py (the warm-process comparison): argument handling, how a run's fate
+is recorded (timeout, out of memory, missing peer), the table writer, and one tiny row end
+to end with whatever peers are installed. Times are never asserted. The user's-path
+benchmark that writes docs/benchmarks-dpsgd.md is tested in
+test_benchmarks_dpsgd_user_path.py."""
 
 from __future__ import annotations
 
@@ -98,6 +100,7 @@ def test_heterogeneous_schedule_is_seeded_distinct_and_in_range():
 # ------------------------------------------------------------------ this library's cells
 
 
+@pytest.mark.slow
 def test_ours_runs_the_continuous_mechanism_at_the_rows_accuracy(monkeypatch):
     """No grid: the mechanism DP-SGD users run, cut at +-cut sigma and renormalised; the
     heterogeneous row asks the accuracy its target is stated in, the others the default."""
@@ -110,6 +113,7 @@ def test_ours_runs_the_continuous_mechanism_at_the_rows_accuracy(monkeypatch):
     assert 0.0 < low <= high <= low * (1 + 1.5e-3)
 
 
+@pytest.mark.slow
 def test_ours_calibration_is_the_librarys_and_certified():
     from accountant import PrivacyBuckets
 
@@ -222,6 +226,7 @@ def _script(tmp_path: Path, *argv: str, pythonpath: str = str(ROOT)) -> dict:
     return _strict_json(output.with_suffix(".json").read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_one_tiny_row_with_the_installed_peers(tmp_path):
     payload = _script(tmp_path, "--quick", "--rows", "quick")
     cells = {r["accountant"]: r for r in payload["results"]}
