@@ -62,6 +62,7 @@ __all__ = [
     "is_dp_sgd_pair",
     "moments_results",
     "one_coordinate_note",
+    "too_many_releases",
 ]
 
 
@@ -241,9 +242,33 @@ def moments_results(
 def buckets_result(
     buckets: PrivacyBuckets, query: AuditQuery, stages: _Stages, notes: list[str]
 ) -> BucketsResult:
-    """Certified ADP and PDP brackets (of delta, or of eps) of the ``buckets`` accountant."""
+    """Certified ADP and PDP brackets (of delta, or of eps) of the ``buckets`` accountant.
+
+    The query is checked (:func:`audit_query`), so what the accountant refuses here is the
+    composition itself: ``times`` releases whose privacy-loss distribution the bucket
+    budget cannot hold. That refusal names ``times`` (the cause is kept)."""
     n = query.compositions
     stages(f"PrivacyBuckets composition, n = {n}")
+    try:
+        return _brackets(buckets, query, stages, notes)
+    except InvalidInputError as exc:
+        raise InvalidInputError(too_many_releases(f"times={n}", n, exc)) from exc
+
+
+def too_many_releases(shown: str, times: int, cause: Exception) -> str:
+    """The refusal of ``times`` releases whose composition the PrivacyBuckets budget
+    cannot hold (``cause``: the accountant's own message), naming the count as ``shown``
+    (``"times=N"``; the command line passes its option)."""
+    return (
+        f"{shown}: the composition of {times} releases does not fit the PrivacyBuckets "
+        f"bucket budget ({cause}); audit fewer releases"
+    )
+
+
+def _brackets(
+    buckets: PrivacyBuckets, query: AuditQuery, stages: _Stages, notes: list[str]
+) -> BucketsResult:
+    n = query.compositions
     brackets = {}
     for kind in ("ADP", "PDP"):
         label = f"PrivacyBuckets {kind}, n = {n}"

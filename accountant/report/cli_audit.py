@@ -14,16 +14,16 @@ import importlib.util
 import json
 import math
 import sys
+import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TextIO
 
 import attrs
 
 from accountant.errors import InvalidInputError
-from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS, SubsampledTruncatedGaussian
 from accountant.noise.quantised import MAX_BITS, MIN_BITS
-from accountant.report.audit import is_dp_sgd_pair, one_coordinate_note
 from accountant.report.cli_noise import (
     FAMILY_OPTIONS,
     NOISE_DEFAULTS,
@@ -41,7 +41,6 @@ from accountant.report.cli_saved import (
     load_audited,
     save_audited,
 )
-from accountant.report.run_file import run_accountant, single_segment_run
 from accountant.report.terminal import check_output_path, note_line, progress_enabled
 from accountant.validation import (
     check_epsilons,
@@ -81,6 +80,10 @@ _COMPOSING = {
         "clip",
     )
 }
+
+#: ``--truncation`` (as :data:`accountant.mechanisms.subsampled_gaussian.TRUNCATIONS`;
+#: spelt out so that the parser imports no mechanism).
+_TRUNCATIONS = ("renormalised", "resampled", "clamped")
 
 #: Options of the grid-free DP-SGD audit (``dest`` -> flag), taken only with
 #: ``--noise-multiplier``; ``--sampling-rate`` and ``--steps`` belong to both DP-SGD audits.
@@ -171,7 +174,7 @@ def add_audit(subparsers) -> None:
     )
     dp_sgd.add_argument(
         "--truncation",
-        choices=TRUNCATIONS,
+        choices=_TRUNCATIONS,
         help="renormalised (= resampled: redrawn until inside) or clamped (default: renormalised)",
     )
     dp_sgd.add_argument(
@@ -243,6 +246,9 @@ def _grid_free_settings(args: argparse.Namespace) -> dict:
     under its option's name; refuses every noise-grid option (it would be ignored) and a
     missing ``--sampling-rate``, ``--steps``, ``--cut`` or (with a finite cut)
     ``--dimension``."""
+    from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
+    from accountant.report.run_file import single_segment_run
+
     for dest in ("family", *NOISE_OPTIONS, "bits", "sensitivity"):
         if getattr(args, dest) is not None:
             hint = {"sensitivity": "; the clipping norm is --clip", "sigma": "; S is its sigma"}
@@ -346,20 +352,113 @@ class _StageBar:
             self.bar.close()
 
 
+#: Seconds of work before the first progress line where no bar is drawn (shorter audits
+#: print none).
+PROGRESS_DELAY = 10.0
+#: Seconds between two progress lines.
+PROGRESS_INTERVAL = 10.0
+
+
+class ProgressLines:
+    """Progress where no bar is drawn (stderr a file, a pipe, CI): once the work has run
+    :data:`PROGRESS_DELAY` seconds, a line ``<label>: <elapsed> s, <status>`` every
+    :data:`PROGRESS_INTERVAL` seconds (both read when it starts). A daemon thread writes
+    them, so a stage that runs for minutes is reported too; :meth:`update` sets the status
+    and writes at once when a line is due. Use as a context manager; ``clock`` (seconds)
+    is ``time.monotonic`` unless a test passes its own."""
+
+    def __init__(
+        self,
+        label: str,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.clock = clock
+        self.status = "starting"
+        self.interval = PROGRESS_INTERVAL
+        self.started = clock()
+        self.due = self.started + PROGRESS_DELAY
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ProgressLines:
+        self._thread = threading.Thread(target=self._run, name="progress-lines", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def update(self, status: str) -> None:
+        """The work is now at ``status``; a line is written if one is due."""
+        self.status = status
+        self._write_if_due()
+
+    def _write_if_due(self) -> None:
+        with self._lock:
+            now = self.clock()
+            if now < self.due or self._stop.is_set():
+                return
+            self.due = now + self.interval
+            try:
+                self.stream.write(f"{self.label}: {now - self.started:.0f} s, {self.status}\n")
+                self.stream.flush()
+            except (OSError, ValueError):  # a closed or broken stream: stop writing
+                self._stop.set()
+
+    def _run(self) -> None:
+        tick = min(1.0, max(self.interval, 1e-3))
+        while not self._stop.wait(tick):
+            self._write_if_due()
+
+
+class _Progress:
+    """The audit's ``progress(stage, done, total)``: the running stage, remembered (a
+    refusal during the PrivacyBuckets stages is about the number of releases), drawn as
+    a bar on an interactive terminal (:class:`_StageBar`), else written as a line every
+    few seconds once the audit has run long (:class:`ProgressLines`)."""
+
+    def __init__(self, extra: int, lines: ProgressLines | None) -> None:
+        self.bar = _StageBar(extra) if lines is None else None
+        self.lines = lines
+        self.extra = extra
+        self.stage = ""
+        self.total = 0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.stage, self.total = stage, total
+        if self.bar is not None:
+            self.bar(stage, done, total)
+        if self.lines is not None:
+            self.lines.update(f"stage {done + 1}/{total + self.extra}: {stage}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 @contextlib.contextmanager
-def _progress(extra: int) -> Iterator[_StageBar | None]:
-    if not progress_enabled(sys.stderr):
-        yield None
+def _progress(extra: int) -> Iterator[_Progress]:
+    """The audit's progress (:class:`_Progress`); ``extra`` stages follow the audit's."""
+    if progress_enabled(sys.stderr):
+        progress = _Progress(extra, None)
+        try:
+            yield progress
+        finally:
+            progress.close()
         return
-    bar = _StageBar(extra)
-    try:
-        yield bar
-    finally:
-        bar.close()
+    with ProgressLines("accountant audit", sys.stderr) as lines:
+        yield _Progress(extra, lines)
 
 
 def run_audit(args: argparse.Namespace) -> int:
     """Run ``accountant audit``; returns the exit status."""
+    from accountant.report.audit import one_coordinate_note
     from accountant.report.audit_saved import audit_accountant
 
     started = time.perf_counter()
@@ -385,9 +484,16 @@ def run_audit(args: argparse.Namespace) -> int:
         accountant, path, origin = _grid_free_accountant(grid_free), None, "DP-SGD"
     else:
         accountant, path, origin = load_audited(args)
+    if grid_free is not None:
+        count = _count_flag(args)
+    else:
+        count = f"{'--run' if args.run is not None else '--accountant'} {path}"
     with warnings.catch_warnings(record=True) as caught, _progress(0) as progress:
         warnings.simplefilter("always", UserWarning)
-        report = audit_accountant(accountant, path=path, progress=progress, origin=origin, **query)
+        with _count_refusals(progress, count, accountant.releases):
+            report = audit_accountant(
+                accountant, path=path, progress=progress, origin=origin, **query
+            )
     mechanism = attrs.evolve(report.mechanism, upper_bound_dimension=_dimension_of(accountant))
     note = one_coordinate_note()
     if grid_free is not None:
@@ -421,6 +527,8 @@ def _grid_free_options(settings: dict) -> str:
 def _grid_free_accountant(settings: dict):
     """The DPSGDAccountant of ``settings`` (:func:`_grid_free_settings`): the steps of a
     one-segment run, built and composed as ``--run`` builds a run."""
+    from accountant.report.run_file import run_accountant, single_segment_run
+
     run = single_segment_run(**{**settings, "cut": float(settings["cut"])})
     return run_accountant(run)
 
@@ -436,6 +544,7 @@ def _dimension_of(accountant) -> int | None:
     from accountant.dpsgd import DPSGDAccountant
     from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
     from accountant.pairs.worst_case import WorstCasePair
+    from accountant.report.audit import is_dp_sgd_pair
 
     def cut(mechanism) -> bool:
         if isinstance(mechanism, SubsampledTruncatedGaussian):
@@ -455,42 +564,87 @@ def _audit_grid(args: argparse.Namespace, settings: dict, query: dict, started: 
 
     q, sensitivity = settings["sampling_rate"], settings["sensitivity"]
     times = _compositions(args)
-    with warnings.catch_warnings(record=True) as caught:
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        _memory_refusals(settings),
+        _progress(1 if args.plot else 0) as progress,
+        _count_refusals(progress, _count_flag(args), times),
+    ):
         warnings.simplefilter("always", UserWarning)  # CertificationWarning and others
         if settings["bits"] is None:
             chosen, description = build_noise(settings)
         else:
             quantised, description = build_quantised(settings, settings["bits"])
             chosen = quantised.noise
-        with _progress(1 if args.plot else 0) as progress:
-            if q is not None:
-                pairs = WorstCasePair.subsampled(chosen, q, sensitivity)
-                report = audit_pairs(
-                    pairs,
-                    times,
-                    shift_note="DP-SGD mixture pair (both directions)",
-                    progress=progress,
-                    **query,
-                )
-                description = f"DP-SGD with {description}, q {q:g}, clip {sensitivity:g}"
-                report = _with_grid_free_command(report, settings, times)
-            else:
-                pairs = additive_shift_pairs(chosen, sensitivity)
-                report = audit_additive(chosen, sensitivity, times, progress=progress, **query)
-                description = f"{description}, sensitivity {sensitivity:g}"
-            if args.plot is not None:
-                if progress is not None:
-                    progress("plot: delta(eps) curves", progress.total, progress.total)
-                _plot(args.plot, pairs, report, description)
+        if q is not None:
+            pairs = WorstCasePair.subsampled(chosen, q, sensitivity)
+            report = audit_pairs(
+                pairs,
+                times,
+                shift_note="DP-SGD mixture pair (both directions)",
+                progress=progress,
+                **query,
+            )
+            description = f"DP-SGD with {description}, q {q:g}, clip {sensitivity:g}"
+            report = _with_grid_free_command(report, settings, times)
+        else:
+            pairs = additive_shift_pairs(chosen, sensitivity)
+            report = audit_additive(chosen, sensitivity, times, progress=progress, **query)
+            description = f"{description}, sensitivity {sensitivity:g}"
+        if args.plot is not None:
+            progress("plot: delta(eps) curves", progress.total, progress.total)
+            _plot(args.plot, pairs, report, description)
     mechanism = attrs.evolve(report.mechanism, description=description, settings=settings)
     audited = audited_accountant(pairs, times) if args.save is not None else None
     return _finish(args, report, caught, mechanism, audited, started)
+
+
+def _count_flag(args: argparse.Namespace) -> str:
+    """How the number of releases was given: ``--steps`` or ``-n/--compositions``."""
+    return "--steps" if args.steps is not None else "-n/--compositions"
+
+
+@contextlib.contextmanager
+def _count_refusals(progress: _Progress, shown: str, times: int) -> Iterator[None]:
+    """A refusal during the PrivacyBuckets stages (the options were checked before, so
+    it is the composition of ``times`` releases outgrowing the bucket budget) named as
+    the command line gave the count (``shown``)."""
+    from accountant.report.audit import too_many_releases
+
+    try:
+        yield
+    except InvalidInputError as exc:
+        if not (progress.stage.startswith("PrivacyBuckets") and exc.__cause__ is not None):
+            raise
+        cause = exc.__cause__
+        raise InvalidInputError(too_many_releases(f"{shown} {times}", times, cause)) from cause
+
+
+@contextlib.contextmanager
+def _memory_refusals(settings: dict) -> Iterator[None]:
+    """Memory that runs out during the audit of a grid that passed its size check
+    (:func:`accountant.noise.families.check_grid_size` covers building it, not auditing
+    it), refused in one line naming the options that size the grid."""
+    try:
+        yield
+    except MemoryError as exc:
+        options = (
+            "--pmf-file (a shorter pmf)"
+            if settings["family"] == "file"
+            else f"--step {settings['step']:g} and --bound {settings['bound']:g} (a larger "
+            "--step or a smaller --bound)"
+        )
+        raise InvalidInputError(
+            f"the audit ran out of memory ({exc or 'MemoryError'}); the grid is sized by {options}"
+        ) from None
 
 
 def _with_grid_free_command(report, settings: dict, times: int):
     """``report`` whose one-coordinate note names the grid-free audit of the same DP-SGD
     run when the grid is a truncated Gaussian (noise multiplier ``sigma / clip``, cut
     ``bound / sigma``)."""
+    from accountant.report.audit import one_coordinate_note
+
     if settings["family"] != "truncated-gaussian":
         return report
     sigma, clip = settings["sigma"], settings["sensitivity"]

@@ -10,6 +10,7 @@ import argparse
 import shlex
 
 from accountant.errors import InvalidInputError
+from accountant.noise.families import check_grid_size
 from accountant.noise.quantised import MAX_BITS, MIN_BITS
 from accountant.validation import check_finite_real, check_positive_int, check_positive_real
 
@@ -101,7 +102,8 @@ def add_noise_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGrou
 
 def noise_settings(args: argparse.Namespace) -> dict:
     """``{"family": ..., <each option the family uses>: value}``, defaults applied; refuses
-    every noise option the family would ignore and every bad value, naming the option."""
+    every noise option the family would ignore and every bad value, naming the option,
+    and a grid that memory cannot hold (naming ``--step``, ``--bound`` and the memory)."""
     family = args.family or NOISE_DEFAULTS["family"]
     used = FAMILY_OPTIONS[family]
     shown = f"--family {family}" + ("" if args.family else " (the default)")
@@ -123,6 +125,10 @@ def noise_settings(args: argparse.Namespace) -> dict:
         elif value is not None and dest in ("gamma", "start"):
             value = check_finite_real(flag(dest), value)
         settings[dest] = value
+    if family != "file":  # a grid the memory cannot hold is refused before it is built
+        check_grid_size(
+            settings["bound"], settings["step"], bound_name="--bound", step_name="--step"
+        )
     return settings
 
 

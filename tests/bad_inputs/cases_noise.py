@@ -105,6 +105,20 @@ NOISE_CASES = [
         [(2.1, "bound=2.1 must be a positive whole number of grid steps")],
     ),
     *each("noise.uniform", "bound", lambda v: noise.uniform(v, 0.5), [(float("inf"), "got inf")]),
+    *each(  # issue 25: a grid memory cannot hold, refused before it is allocated
+        "noise.truncated_gaussian",
+        "step",
+        lambda v: noise.truncated_gaussian(100.0, 500.0, v),
+        [(1e-7, "step=1e-07 with bound=500.0 makes a grid of 10,000,000,001 points")],
+        tag="memory",
+    ),
+    *each(
+        "noise.uniform",
+        "step",
+        lambda v: noise.uniform(1e300, v),
+        [(1e-300, "step=1e-300 with bound=1e+300 makes a grid of more than 10^308 points")],
+        tag="memory",
+    ),
     *each(
         "noise.uniform",
         "step",

@@ -392,3 +392,47 @@ def test_float32_pmf_is_accepted_with_a_tolerance_that_fits_its_precision():
         noise_module.from_array(pmf32 * np.float32(1.01), 0.5)
     with pytest.raises(InvalidInputError, match=r"sum to 1 \(tolerance 1e-09\)"):
         noise_module.from_array(pmf32.astype(np.float64) * 1.00001, 0.5)
+
+
+# ---------------------------------------------------------------------------------------
+# issue 25: a grid too large for the memory is refused before it is allocated
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        lambda bound, step: noise.truncated_gaussian(100.0, bound, step),
+        lambda bound, step: noise.truncated_laplace(100.0, bound, step),
+        lambda bound, step: noise.staircase(1.0, 0.3, bound, step),
+        noise.uniform,
+    ],
+    ids=["gaussian", "laplace", "staircase", "uniform"],
+)
+def test_a_grid_too_large_for_memory_is_refused_naming_step_bound_and_memory(family):
+    """500 / 1e-7: 10^10 points, some 745 GiB, far above any test machine's memory (the
+    issue: numpy's 74.5 GiB allocation failed with a traceback). Refused before any array
+    is allocated: the peak traced allocation stays tiny."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(InvalidInputError) as caught:
+            family(500.0, 1e-7)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    message = str(caught.value)
+    assert "step=1e-07" in message and "bound=500.0" in message
+    assert "10,000,000,001 points" in message and "GiB" in message
+    assert "\n" not in message
+    assert peak < 10 * 2**20  # nothing near the size of the grid was allocated
+
+
+def test_the_memory_a_grid_needs_is_its_points_times_the_bytes_per_point(monkeypatch):
+    from accountant.noise import families
+
+    assert families.grid_memory(1000.0, 0.5) == 4001 * families.BYTES_PER_GRID_POINT
+    monkeypatch.setattr(families, "memory_limit", lambda: 4000 * families.BYTES_PER_GRID_POINT)
+    with pytest.raises(InvalidInputError, match=r"4,001 points"):
+        noise.uniform(1000.0, 0.5)
+    assert noise.uniform(999.5, 0.5).size == 3999

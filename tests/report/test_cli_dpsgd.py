@@ -183,3 +183,10 @@ def test_what_a_run_file_says_cannot_be_given_as_grid_free_options(capsys, tmp_p
     assert "--dimension cannot be given with --run" in refused(
         capsys, "--run", str(path), "--dimension", "5"
     )
+
+
+def test_the_truncations_offered_are_the_mechanism_s():
+    import accountant.report.cli_audit as cli_audit
+    from accountant.mechanisms.subsampled_gaussian import TRUNCATIONS
+
+    assert cli_audit._TRUNCATIONS == TRUNCATIONS  # spelt out so that --help imports no mechanism
