@@ -108,7 +108,7 @@ N steps of Gaussian noise cut at +-K*S*clip on each of D coordinates, without a 
 certified for D coordinates (accountant.DPSGDAccountant), e.g. MNIST:
 
   accountant audit --noise-multiplier 1.1 --sampling-rate 0.0042667 --steps 14062 \\
-      --cut 8 --dimension 1000000 --target-delta 1e-5
+      --cut 10 --dimension 1000000 --target-delta 1e-5
 
 An option that the chosen --family does not use is an error, never ignored.
 --bits B audits the pmf quantised to B bits: exactly the law accountant sample --bits B
