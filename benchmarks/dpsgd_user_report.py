@@ -373,12 +373,17 @@ def _opacus_misses(found) -> list[str]:
             continue
         if cell["status"] != "ok":
             out.append(f"- Opacus ({key}): ours failed ({cell['status']})")
-        elif prv and prv["status"] == "ok" and cell["total_calls"] >= prv["total_calls"]:
-            out.append(
-                f"- Opacus ({key}): {len(cell['calls'])} get_epsilon calls "
-                f"{cell['total_calls']:.3g} s vs Opacus "
+            continue
+        problems = []
+        if prv and prv["status"] == "ok" and cell["total_calls"] >= prv["total_calls"]:
+            problems.append(
+                f"{len(cell['calls'])} get_epsilon calls {cell['total_calls']:.3g} s vs Opacus "
                 f"PRV {prv['total_calls']:.3g} s"
             )
+        if cell["peak_mib"] is not None and cell["peak_mib"] >= MEMORY_TARGET_MIB:
+            problems.append(f"peak {cell['peak_mib']:.0f} MiB >= 1 GiB (torch included)")
+        if problems:
+            out.append(f"- Opacus ({key}): " + "; ".join(problems))
     return out
 
 
