@@ -25,10 +25,11 @@ from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.memo import EngineMemo
 from accountant.buckets.progress import query_progress
 from accountant.buckets.refinement import (
-    AIM_MARGIN,
     AIMED_WIDTHS,
+    LARGEST_RATIO,
     MAX_RUNGS,
     WIDTH_RATIO,
+    aimed_ratio,
     stop_reason,
 )
 from accountant.buckets.release_cache import cached_lattice
@@ -64,6 +65,9 @@ PARALLEL_BUCKETS = 1 << 20
 #: The model of :meth:`PrivacyBuckets._aim_epsilon`: the eps bracket of a composition of
 #: rounded releases is about this times ``(lambda + 1) V`` (measured: 3.6 to 5 on DP-SGD).
 BRACKET_PER_VARIANCE = 5.0
+#: Rung 0 of an eps query aims at this share of the accuracy (the model's constant is the
+#: largest measured, so a larger share than the ladder's ``refinement.AIM_MARGIN`` is safe).
+START_MARGIN = 0.75
 #: Rung 0 aimed from the estimates is at most this many times the starting width.
 APPROACH = 4.0
 #: Largest share of an eps query's target delta the cut tail masses may take; a target
@@ -71,8 +75,13 @@ APPROACH = 4.0
 TAIL_SHARE = 1e-6
 #: ... down to this.
 SMALLEST_TAIL = 1e-290
-#: A direction expected to be the smaller of two starts this many times coarser than aimed.
-DEFERRED_COARSENING = 8.0
+#: An eps query of rounded releases starts this many times coarser than the starting width
+#: (an eighth of its work), and measures there how far to go.
+ESTIMATE_COARSENING = 8.0
+#: A coarse bracket wider than this (relative) is not extrapolated from: the model aims.
+SATURATED = 0.05
+#: Rung 0 of an eps query is where the model expects this relative bracket.
+MEASURED = 0.01
 
 
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> None:
@@ -308,16 +317,19 @@ class PrivacyBuckets(ComposedReleases):
         return grid_width(width) if start.finest is not None and width > start.finest else width
 
     def _aim_start(self, direction: str, relative_variance: Callable[[Any], float]) -> None:
-        """Aim rung 0 of the running query at rounded releases' Hoeffding variance
-        ``V = relative_variance(plan)`` (:data:`BRACKET_PER_VARIANCE`), from the Chernoff
-        estimates of the plan at the starting width: one composition where a ladder of
-        widths took several. A model: the rungs after it still refine if it misses."""
+        """Start the running query at :data:`ESTIMATE_COARSENING` times the starting width
+        (rounded releases: an eighth of the work, and the bracket there measures how far
+        to go), and keep, as a fallback where that bracket is too wide to extrapolate from,
+        the width a model of the bracket gives: Hoeffding variance ``V =
+        relative_variance(plan)`` (:data:`BRACKET_PER_VARIANCE`) from the Chernoff estimates
+        of that coarse plan (the moments barely depend on the width)."""
         aimed = AIMED_WIDTHS.get()
         start = self._start(direction)
         if aimed is None or not self.components or not self._rounds(start):
             return
+        coarse = grid_width(ESTIMATE_COARSENING * start.width)
         try:
-            plan = self._plan(direction, start.width)
+            plan = self._plan(direction, coarse)
         except BucketBudgetError:
             return
         if plan is None:
@@ -325,21 +337,13 @@ class PrivacyBuckets(ComposedReleases):
         variance = relative_variance(plan)
         if not (math.isfinite(variance) and variance > 0.0):
             return
-        wanted = min(
-            math.sqrt(variance / (self.releases * plan.variance_factor)), APPROACH * start.width
-        )
-        aimed[(direction, 0)] = aimed[("prior", direction)] = grid_width(wanted)
-
-    def _defer(self, direction: str) -> None:
-        """Start ``direction`` of the running query :data:`DEFERRED_COARSENING` times
-        coarser than aimed (at most at the starting width): a direction expected to be the
-        smaller of the two is usually settled by a coarse composition (its certified upper
-        delta at the other's lower eps is below the target), and if not, its next rung
-        takes the aimed width (:meth:`_aim`)."""
-        aimed = AIMED_WIDTHS.get()
-        if aimed is not None and (direction, 0) in aimed:
-            start = self._start(direction).width
-            aimed[(direction, 0)] = min(aimed[(direction, 0)] * DEFERRED_COARSENING, start)
+        wanted = math.sqrt(variance / (self.releases * plan.variance_factor))
+        prior = grid_width(min(wanted, APPROACH * start.width))
+        aimed[("prior", direction)] = prior
+        # rung 0: where the model puts the bracket near MEASURED (wide enough to be cheap,
+        # narrow enough to extrapolate from), at most as coarse as the estimate's releases
+        measured = prior * math.sqrt(MEASURED / (START_MARGIN * self.accuracy))
+        aimed[(direction, 0)] = coarse if measured >= coarse else grid_width(max(measured, prior))
 
     def _aim_epsilon(self, direction: str, delta: float) -> float:
         """:meth:`_aim_start` for an eps query at ``delta``: the eps bracket of rounded
@@ -351,21 +355,32 @@ class PrivacyBuckets(ComposedReleases):
         def variance(plan: Any) -> float:
             nonlocal estimate
             estimate, slope = plan.chernoff_eps(delta), plan.chernoff_slope(delta)
-            return AIM_MARGIN * self.accuracy * estimate / (BRACKET_PER_VARIANCE * (slope + 1.0))
+            return START_MARGIN * self.accuracy * estimate / (BRACKET_PER_VARIANCE * (slope + 1.0))
 
         self._aim_start(direction, variance)
         return estimate
 
-    def _aim(self, direction: str, rung: int, ratio: float) -> None:
-        """Ask rung ``rung + 1`` of the running eps query to be ``ratio`` times rung
-        ``rung``'s width (:func:`~accountant.buckets.refinement.aimed_ratio`)."""
+    def _aim(self, direction: str, rung: int, term: float, rounded: bool, goal: float) -> None:
+        """Aim rung ``rung + 1`` of the running eps query, whose relative bracket at rung
+        ``rung`` is ``term``, at the relative bracket ``goal`` (the accuracy, or what settles
+        a direction below another): from the coarse rung 0 of rounded releases, the width
+        whose bracket the measured one extrapolates to :data:`START_MARGIN` of ``goal`` (it
+        scales like ``V``, so like ``w^2``), or the model's width where rung 0's bracket is
+        beyond :data:`SATURATED`; else the ladder's
+        (:func:`~accountant.buckets.refinement.aimed_ratio`)."""
         aimed = AIMED_WIDTHS.get()
-        if aimed is not None:
-            wanted = self._rung_width(direction, rung) * ratio
-            prior = aimed.get(("prior", direction))
-            if prior is not None and rung == 0 and wanted > prior:
-                wanted = prior  # a deferred direction takes the aimed width next
-            aimed[(direction, rung + 1)] = wanted
+        if aimed is None:
+            return
+        width = self._rung_width(direction, rung)
+        prior = aimed.get(("prior", direction)) if rung == 0 else None
+        if prior is None:
+            wanted = width * aimed_ratio(term, goal, rounded)
+        elif rounded and 0.0 < term <= SATURATED:
+            ratio = math.sqrt(START_MARGIN * goal / term)
+            wanted = width * min(ratio, LARGEST_RATIO)
+        else:  # the model's width, for the goal (the bracket scales like w^2)
+            wanted = prior * math.sqrt(goal / self.accuracy)
+        aimed[(direction, rung + 1)] = wanted
 
     def _no_finer_rung(self, directions: list[str], rung: int) -> str | None:
         """Why rung ``rung + 1`` would be no finer than ``rung`` in any of ``directions``

@@ -26,7 +26,9 @@ than ``b`` times are pooled into blocks of about ``b`` releases.
 Everything else is as for one stage: each block's composition carries its certified errors
 (FFT round-off, cut tails, relative errors) into stage 1 as a release's, the tail moments of
 a block are the sums of its releases' raised by Hoeffding's lemma for the coarser rounding,
-and both stages take the same tilt (:mod:`accountant.buckets.rounded_plan`).
+and both stages take the same tilt (:mod:`accountant.buckets.rounded_plan`): the largest up
+to the one asked for that every block's window affords, since a block's errors are relative
+to the density of the tilt it was composed with.
 """
 
 from __future__ import annotations
@@ -161,7 +163,8 @@ class StagedPlan:
                 self.max_buckets,
             )
             return plan.compose(masses, tilt)
-        coarse = [self._block(block, masses, tilt) for block in self.blocks]
+        blocks = [self._block(block, masses, tilt) for block in self.blocks]
+        coarse = [composed for composed, _ in blocks]
         top = RoundedPlan.build(
             lambda index: coarse[index],
             [block.uses for block in self.blocks],
@@ -170,11 +173,16 @@ class StagedPlan:
         )
         if top is None:  # pragma: no cover - every block is at the same width
             return None
-        return top.compose(lambda index: (coarse[index].mass_a, coarse[index].entry_errors), tilt)
+        # A block composed with a smaller tilt carries errors relative to that tilt's
+        # density: tilting it further at the top would amplify them. All at the smallest.
+        common = min([tilt, *(block_tilt for _, block_tilt in blocks)])
+        common = top.affordable(common) if common > 0.0 else 0.0
+        return top.compose(lambda index: (coarse[index].mass_a, coarse[index].entry_errors), common)
 
-    def _block(self, block: Block, masses: Masses, tilt: float) -> BucketedPLD:
-        """One block composed at the first width (tilted if its window allows, else not)
-        and rounded onto the coarser lattice."""
+    def _block(self, block: Block, masses: Masses, tilt: float) -> tuple[BucketedPLD, float]:
+        """``(composition, tilt)`` of one block at the first width, under the largest grid
+        tilt up to ``tilt`` its window affords (:meth:`RoundedPlan.affordable`), rounded
+        onto the coarser lattice."""
         members = [i for i, count in enumerate(block.counts) if count]
         plan = RoundedPlan.of_summaries(
             tuple(self.whole.summaries[i] for i in members),
@@ -188,10 +196,11 @@ class StagedPlan:
         def local(index: int):
             return masses(members[index])
 
-        composed = plan.compose(local, tilt) if tilt > 0.0 else None
+        affordable = plan.affordable(tilt) if tilt > 0.0 else 0.0
+        composed = plan.compose(local, affordable) if affordable > 0.0 else None
         if composed is None:
-            composed = plan.compose(local, 0.0)
-        return round_coarser(composed, self.factor)
+            composed, affordable = plan.compose(local, 0.0), 0.0
+        return round_coarser(composed, self.factor), affordable
 
 
 def _cost(points: int, spectra: int) -> float:

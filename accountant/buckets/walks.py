@@ -27,7 +27,6 @@ from accountant.buckets.refinement import (
     MAX_RUNGS,
     SEARCH_TOLERANCE,
     Intersection,
-    aimed_ratio,
     bracket_terms,
     bucketing_gaps,
     eps_refinable,
@@ -194,11 +193,8 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
 def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: str):
     directions = directions_of(direction)
     if kind == "ADP":
-        estimates = {d: buckets._aim_epsilon(d, target) for d in directions}
-        leader = max(directions, key=lambda d: estimates[d])
         for d in directions:
-            if d != leader and estimates[d] < estimates[leader]:
-                buckets._defer(d)
+            buckets._aim_epsilon(d, target)
     low = dict.fromkeys(directions, 0.0)
     high = dict.fromkeys(directions, math.inf)
     steps: list[tuple[np.ndarray, np.ndarray]] = []
@@ -224,7 +220,12 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
                     high[d] = min(high[d], others)
                     continue
                 within = (low[d], high[d]) if rung else None
-                found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
+                try:
+                    found = epsilon_interval(plds[d], target, kind, within, SEARCH_TOLERANCE)
+                except InfeasibleTargetError:
+                    if rung or not _only_too_coarse(plds[d], target, kind):
+                        raise
+                    continue  # an aimed start too coarse to certify it: the next rung will
                 low[d], high[d] = max(low[d], found[0]), min(high[d], found[1])
         except InfeasibleTargetError:
             if rung == 0:
@@ -239,9 +240,8 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
         if refinable[0]:
             ends = np.array([upper, lower])
             refinable[0] = any(eps_refinable(plds[d], ends, kind) for d in relevant)
-        for d in relevant:  # the next rung aimed at the accuracy (before _stop reads it)
-            rounded = plds[d].hoeffding_variance > 0.0
-            buckets._aim(d, rung, aimed_ratio(float(term[0]), buckets.accuracy, rounded))
+        for d in relevant:  # the next rung aimed (before _stop reads it)
+            buckets._aim(d, rung, *_aim_for(buckets, d, low, high, float(term[0])))
         reason = buckets._stop(term, refinable, steps, relevant, rung)
         if reason is not None:
             break
@@ -265,6 +265,37 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
         accuracy=buckets.accuracy,
         bucket_width=max(p.width for p in plds.values()),
     )
+
+
+def _only_too_coarse(pld: Any, target: float, kind: str) -> bool:
+    """Whether a rounded composition fails to certify ``target`` only by its second-order
+    terms (a coarse start: a finer width will), not by a distinguishing mass above it."""
+    if pld.hoeffding_variance <= 0.0:
+        return False
+    top = float(pld.edges()[1].max()) if pld.size else 0.0
+    beyond = max(0.0, top) * (1 + 1e-12) + 1e-300
+    return interval(pld, beyond, pld.edges(), kind)[0] <= target
+
+
+def _aim_for(
+    buckets: PrivacyBuckets, direction: str, low: dict, high: dict, term: float
+) -> tuple[float, bool, float]:
+    """``(bracket, rounded, goal)`` to aim ``direction``'s next rung with: the query's
+    relative bracket and accuracy, except for a direction whose bracket's middle lies below
+    another's: it only has to be settled below that one, so its own bracket is aimed at half
+    the gap between the middles (a coarser width), not at the accuracy."""
+    plds = buckets._memo.composed
+    rounded = any(
+        key[0] == buckets._canonical(direction) and pld.hoeffding_variance > 0.0
+        for key, pld in plds.items()
+    )
+    middle = {d: 0.5 * (low[d] + high[d]) for d in low if math.isfinite(high[d])}
+    mine, others = middle.get(direction), largest_other(middle, direction)
+    if mine is not None and 0.0 < mine < others:
+        own = (high[direction] - low[direction]) / high[direction]
+        gap = 0.5 * (others - mine) / others
+        return own, rounded, max(buckets.accuracy, gap)
+    return term, rounded, buckets.accuracy
 
 
 def _likely_largest_first(
