@@ -49,7 +49,6 @@ from collections.abc import Callable
 
 import attrs
 import numpy as np
-import scipy.fft
 
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_tail_moments
 from accountant.buckets.fft_power import power_spectrum
@@ -60,6 +59,7 @@ from accountant.buckets.release_summary import (
 )
 from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
 from accountant.numerics.directed import MassLogs, total_mass_up
+from accountant.numerics.lazy import fft
 
 __all__ = ["TILT_GROWTH", "Masses", "RoundedPlan", "compose_rounded"]
 
@@ -267,7 +267,7 @@ class RoundedPlan:
         start, stop = self.start, self._window_stop(tilt)
         if stop - start + 1 > self.max_buckets // 2:
             return None
-        size = scipy.fft.next_fast_len(stop - start + 1, real=True)
+        size = fft.next_fast_len(stop - start + 1, real=True)
         logs_s: list[float] = []
         relatives: list[float] = []
 

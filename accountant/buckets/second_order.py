@@ -35,9 +35,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import erfc
 
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, error_suffix, mass_suffix
+from accountant.numerics.lazy import special
 
 __all__ = [
     "Corrections",
@@ -76,7 +76,9 @@ def psi(a: np.ndarray | float, variance: float, drift: float) -> np.ndarray:
     knee = _knee(variance, drift)
     start = np.maximum(a, knee)
     scale = math.sqrt(2.0 / variance)
-    tail = 2.0 * math.sqrt(math.pi * variance / 8.0) * erfc((start - drift) * scale) * _MARGIN
+    tail = (
+        2.0 * math.sqrt(math.pi * variance / 8.0) * special.erfc((start - drift) * scale) * _MARGIN
+    )
     return tail + np.maximum(knee - a, 0.0)
 
 
@@ -86,7 +88,9 @@ def psi_one_sided(a: np.ndarray | float, variance: float, drift: float) -> np.nd
     sqrt(2 / V))`` (an upper bound, rounding included)."""
     a = np.asarray(a, dtype=float)
     start = np.maximum(a, drift)
-    tail = math.sqrt(math.pi * variance / 8.0) * erfc((start - drift) * math.sqrt(2.0 / variance))
+    tail = math.sqrt(math.pi * variance / 8.0) * special.erfc(
+        (start - drift) * math.sqrt(2.0 / variance)
+    )
     return tail * _MARGIN + np.maximum(drift - a, 0.0)
 
 
@@ -98,7 +102,7 @@ def second_moment_tail(threshold: float, variance: float, drift: float) -> float
     u = threshold - drift
     gauss = math.exp(-2.0 * u * u / variance)
     integral = variance * gauss + 4.0 * drift * math.sqrt(math.pi * variance / 8.0) * float(
-        erfc(u * math.sqrt(2.0 / variance))
+        special.erfc(u * math.sqrt(2.0 / variance))
     )
     at_t = threshold * threshold * float(hoeffding_tail(threshold, variance, drift))
     return 0.5 * (at_t + integral) * _MARGIN
