@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-
-DEFAULT_OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "figures" / "examples"
 
 
 @contextlib.contextmanager
@@ -22,11 +21,23 @@ def reported_warnings(label: str) -> Iterator[None]:
         print(f"  note ({label}): {item.category.__name__}: {item.message}")
 
 
+def add_output_option(parser: argparse.ArgumentParser) -> None:
+    """``--output-dir DIR``: where the example writes its files."""
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        default=None,
+        help="directory for the figures (created if needed; default: a new temporary "
+        "directory, printed at the end). The figures of the docs: --output-dir "
+        "docs/figures/examples",
+    )
+
+
 def output_directory(args: argparse.Namespace) -> Path:
-    """``--output-dir``, else the current directory in ``--fast`` mode, else the docs."""
-    if args.output_dir is not None:
-        directory = Path(args.output_dir)
-    else:
-        directory = Path.cwd() if args.fast else DEFAULT_OUTPUT
+    """``--output-dir`` (created if needed), else a new temporary directory, so that an
+    example run as documented never writes into the repository."""
+    if args.output_dir is None:
+        return Path(tempfile.mkdtemp(prefix="accountant-example-"))
+    directory = Path(args.output_dir)
     directory.mkdir(parents=True, exist_ok=True)
     return directory

@@ -13,11 +13,13 @@ Curves of delta(eps) (both directions, the larger) from
 
 Run from the repository root::
 
-    python examples/compare_accountants.py          # the paper's setting, a few seconds
+    python examples/compare_accountants.py          # the paper's setting
     python examples/compare_accountants.py --fast   # sigma 10, bound 50, n = 8; no peer
+    python examples/compare_accountants.py --output-dir docs/figures/examples
 
-PNG: ``compare-accountants.png`` in ``docs/figures/examples`` (``--fast``: the current
-directory) unless ``--output-dir`` is given.
+PNG: ``compare-accountants.png`` in a new temporary directory (printed at the end) unless
+``--output-dir`` is given; the last command writes the figure of the docs. How long a run
+takes: ``docs/user-timings.md``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from _support import output_directory, reported_warnings
+from _support import add_output_option, output_directory, reported_warnings
 
 from accountant import ExtendedMA, PrivacyBuckets, WorstCasePair, noise
 from accountant.report.plotting import pyplot
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--fast", action="store_true", help="sigma 10, bound 50, n = 8, no peer")
-    parser.add_argument("--output-dir", type=Path, default=None, help="where to write PNGs")
+    add_output_option(parser)
     parser.add_argument("--accuracy", type=float, default=1e-3, help="PrivacyBuckets accuracy")
     args = parser.parse_args(argv)
     sigma, bound, step, times = (10.0, 50.0, 0.5, 8) if args.fast else (100.0, 500.0, 0.5, 128)

@@ -13,24 +13,26 @@ their pmfs (``accountant.report.plotting.plot_noises``).
 
 Run from the repository root::
 
-    python examples/learn_noise.py          # about 10 s of training on 2 cores
+    python examples/learn_noise.py          # the default schedule
     python examples/learn_noise.py --fast   # range [-50, 50], n = 2, 30 epochs
+    python examples/learn_noise.py --output-dir docs/figures/examples
+
+How long a run takes: ``docs/user-timings.md``.
 
 Needs the ``torch`` extra (``pip install '.[torch]'``). Without PyTorch the script
 prints one line naming that extra and exits with status 0, so that the examples run
 in any installation.
 
-PNG: ``learn-noise.png`` in ``docs/figures/examples`` (``--fast``: the current directory)
-unless ``--output-dir`` is given.
+PNG: ``learn-noise.png`` in a new temporary directory (printed at the end) unless
+``--output-dir`` is given; the last command above writes the figure of the docs.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
-from _support import output_directory, reported_warnings
+from _support import add_output_option, output_directory, reported_warnings
 
 from accountant.report.plotting import plot_noises
 
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--fast", action="store_true", help="range 50, n = 2, 30 epochs")
-    parser.add_argument("--output-dir", type=Path, default=None, help="where to write PNGs")
+    add_output_option(parser)
     parser.add_argument(
         "--epochs", type=int, default=None, help="override the epochs of Schedule()"
     )

@@ -12,8 +12,10 @@ cut at 6 standard deviations per coordinate (redrawn beyond: ``"renormalised"``)
 
 Run from the repository root (needs the [opacus] extra)::
 
-    python examples/opacus_truncated_dp_sgd.py          # 5 epochs, a few seconds
+    python examples/opacus_truncated_dp_sgd.py          # 5 epochs
     python examples/opacus_truncated_dp_sgd.py --fast   # 2 epochs, coarser accounting
+
+It writes no files. How long a run takes: ``docs/user-timings.md``.
 """
 
 from __future__ import annotations

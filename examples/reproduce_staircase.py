@@ -10,8 +10,9 @@ Noises compared:
 * the linear-programming optimum at that delta (``accountant.learning.optimal.optimal_noise``,
   symmetric and monotone): the best any noise on this grid can do;
 * a truncated Laplace with scale 1 / eps;
-* a noise learned by the torch plugin for the staircase's delta (30000 epochs, about
-  2 minutes on 2 cores), when PyTorch is installed and not in ``--fast`` mode.
+* a noise learned by the torch plugin (30000 epochs) for the staircase's delta plus the
+  relative accuracy of the learner's certificate (see :data:`CERTIFY_ACCURACY`), when
+  PyTorch is installed and not in ``--fast`` mode.
 
 The figure has the pmfs on a log scale (left) and the exact single-release
 delta(eps), both directions, for eps in [0, 1] (right). Printed: U_L1 and the exact
@@ -20,12 +21,14 @@ delta, which is what the learner reports).
 
 Run from the repository root::
 
-    python examples/reproduce_staircase.py              # with learning, about 2 minutes
-    python examples/reproduce_staircase.py --no-learn   # without, a few seconds
+    python examples/reproduce_staircase.py              # with learning
+    python examples/reproduce_staircase.py --no-learn   # without
     python examples/reproduce_staircase.py --fast       # grid step 0.1, no learning
+    python examples/reproduce_staircase.py --output-dir docs/figures/examples
 
-PNG: ``reproduce-staircase.png`` in ``docs/figures/examples`` (``--fast``: the current
-directory) unless ``--output-dir`` is given.
+PNG: ``reproduce-staircase.png`` in a new temporary directory (printed at the end) unless
+``--output-dir`` is given; the last command writes the figure of the docs. How long a run
+takes: ``docs/user-timings.md``.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _support import output_directory, reported_warnings
+from _support import add_output_option, output_directory, reported_warnings
 
 from accountant import NoiseDistribution, additive_shift_pairs, exact_delta, noise
 from accountant.learning.optimal import optimal_noise
@@ -45,6 +48,15 @@ EPSILON = 0.3
 BOUND = 5.0
 SENSITIVITY = 1.0
 STYLES = ("-", "--", "-.", ":")
+#: Relative accuracy of the learned noise's certificate, and how far above the staircase's
+#: delta the learner's target lies: the example asks for what the learner reaches. The
+#: staircase's delta is at the edge of what any noise on this grid reaches at eps = 0.3
+#: (the LP finds none at 0.99 x it, and 0.999 x it costs 0.8 % more U_L1; the truncated
+#: Laplace has the same delta to 6 digits), so the learner ends on the staircase's delta
+#: itself, and its certified PrivacyBuckets bound lies above that exact delta by up to the
+#: certificate's accuracy. Asked for the staircase's delta exactly, it missed it by 0.02 %
+#: (a LearningWarning); the LP yardstick below is taken at the learned noise's own delta.
+CERTIFY_ACCURACY = 1e-3
 
 
 def single_release_delta(p: NoiseDistribution, epsilon: float | np.ndarray) -> float | np.ndarray:
@@ -64,7 +76,9 @@ def learned_noise(step: float, target: float, epochs: int) -> tuple[NoiseDistrib
     schedule = Schedule(epochs=epochs, learning_rate=0.3, learning_rate_decay=0.9999)
     start = time.perf_counter()
     with reported_warnings("learn"):
-        result = learn(problem, schedule, progress=False, compare=False)
+        result = learn(
+            problem, schedule, progress=False, compare=False, certify_accuracy=CERTIFY_ACCURACY
+        )
     print(
         f"learned {result.epochs_run} epochs in {time.perf_counter() - start:.0f} s "
         f"(best epoch {result.best_epoch})"
@@ -118,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--fast", action="store_true", help="grid step 0.1, no learning")
-    parser.add_argument("--output-dir", type=Path, default=None, help="where to write PNGs")
+    add_output_option(parser)
     parser.add_argument("--no-learn", action="store_true", help="skip the learned noise")
     parser.add_argument("--epochs", type=int, default=30000, help="learning epochs")
     args = parser.parse_args(argv)
@@ -153,7 +167,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.fast or args.no_learn:
         print("learning skipped (--fast or --no-learn)")
     else:
-        outcome = learned_noise(step, target, args.epochs)
+        learning_target = target * (1.0 + CERTIFY_ACCURACY)
+        print(f"learning for a certified delta <= {learning_target:.6e} (see CERTIFY_ACCURACY)")
+        outcome = learned_noise(step, learning_target, args.epochs)
         if isinstance(outcome, str):
             print(outcome)
         else:
