@@ -56,7 +56,7 @@ import attrs
 import numpy as np
 
 from accountant.buckets._lattice_kernel import gl_tables, split_kernel
-from accountant.mechanisms.subsampled_loss import inverse_loss, loss_f
+from accountant.mechanisms.subsampled_loss import LOG_FORM_FROM, inverse_loss, loss_f
 from accountant.numerics.lazy import special
 
 __all__ = ["RHO", "TINY", "SmoothLaw", "interval_masses", "two_difference"]
@@ -102,10 +102,14 @@ class SmoothLaw:
 
     def loss_error(self, ell: np.ndarray, loss: np.ndarray) -> np.ndarray:
         """A bound on ``|L(l) - loss(l)|``: ``log1p`` of ``q expm1(-l)`` (a few ulps, condition
-        ``<= 1/(1-q)``), or ``-l + ln q + log1p(...)`` far below."""
+        ``<= 1/(1-q)``), or ``-l + ln q + log1p(...)`` far below; for ``q >``
+        :data:`~accountant.mechanisms.subsampled_loss.LOG_FORM_FROM`, ``logaddexp`` of
+        ``ln(1 - q)`` and ``ln q - l`` (a few ulps of their magnitudes)."""
         if self.q == 1.0:
             return np.zeros_like(loss)
         scale = np.abs(loss) + np.abs(ell) + abs(math.log(self.q)) + 2.0 - math.log1p(-self.q)
+        if self.q > LOG_FORM_FROM:  # logaddexp(ln(1 - q), ln q - l): a few ulps of its terms
+            return 8.0 * U * scale
         return 8.0 * U * (scale + 1.0 / (1.0 - self.q))
 
     def inverse(self, loss: np.ndarray) -> np.ndarray:

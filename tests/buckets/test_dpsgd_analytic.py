@@ -211,3 +211,21 @@ def test_heterogeneous_with_the_gaussian_mechanism():
     )
     for e, lower, upper in zip(eps, bounds.lower, bounds.upper, strict=True):
         assert lower <= _gaussian_delta(sigma, 7, e) <= upper
+
+
+@pytest.mark.parametrize("releases", [100, 1000])
+def test_a_sampling_rate_a_hair_below_one_is_the_gaussian_mechanism(releases):
+    """q = 1 - 1e-12: the losses were computed as log1p(q expm1(-l)), which loses
+    1/(1 - q) = 1e12 ulps near the top; the drift it declared (1e-3 per release) made the
+    eps bracket [0, 658] (issue 26). The logarithmic form keeps a few ulps. The pair is
+    dominated by the Gaussian mechanism's (q = 1) and within total variation ``releases *
+    1e-12`` of it, so ``delta_1 - releases 1e-12 (1 + e^eps) <= delta_q <= delta_1``."""
+    sigma = 1.0
+    eps = np.array([1.0, 5.0, 0.5 * releases])
+    mechanism = S(sigma=sigma, sampling_rate=1.0 - 1e-12, cut=math.inf)
+    bounds = PrivacyBuckets(accuracy=1e-3).compose(mechanism, releases).delta(eps)
+    for e, lower, upper in zip(eps, bounds.lower, bounds.upper, strict=True):
+        truth = _gaussian_delta(sigma, releases, e)
+        slack = releases * 1e-12 * (1.0 + math.exp(min(e, 700.0)))
+        assert lower <= truth and truth - slack <= upper, (e, lower, truth, upper)
+        assert upper - lower <= 1e-3 * upper, (e, lower, upper)
