@@ -70,7 +70,14 @@ BRACKET_PER_VARIANCE = 5.0
 START_MARGIN = 0.75
 #: Rung 0 aimed from the estimates is at most this many times the starting width.
 APPROACH = 4.0
-#: Largest share of an eps query's target delta the cut tail masses may take; a target
+#: The tail mass of delta queries when ``tail_mass`` is automatic (``None``).
+DEFAULT_TAIL_MASS = 1e-24
+#: An eps query with the automatic tail mass cuts at most this share of ``accuracy * delta``
+#: (:meth:`PrivacyBuckets._for_target`) ...
+AUTO_TAIL_SHARE = 1e-3
+#: ... and at most this much per side of every array.
+LARGEST_TAIL = 1e-12
+#: Largest share of an eps query's target delta a given tail mass may take; a target
 #: smaller than that asks for a smaller tail mass (:meth:`PrivacyBuckets._for_target`) ...
 TAIL_SHARE = 1e-6
 #: ... down to this.
@@ -90,7 +97,9 @@ def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> 
         raise InvalidInputError(f"{attribute.name} must lie in (0, 1), got {value!r}")
 
 
-def _check_tail_mass(instance: Any, attribute: attrs.Attribute, value: float) -> None:
+def _check_tail_mass(instance: Any, attribute: attrs.Attribute, value: float | None) -> None:
+    if value is None:  # automatic
+        return
     mass = check_finite_real(attribute.name, value)
     if not 0.0 <= mass < 1.0:
         raise InvalidInputError(f"{attribute.name} must lie in [0, 1), got {mass!r}")
@@ -109,17 +118,25 @@ class PrivacyBuckets(ComposedReleases):
     ``accuracy``: the requested relative width ``(upper - lower) / upper`` of every
     certified delta bracket. ``max_buckets``: memory budget per array.
     ``tail_mass``: A-mass that may be cut from each tail of each array (counted in full
-    in every upper bound).
+    in every upper bound); ``None`` (the default): :data:`DEFAULT_TAIL_MASS` for delta
+    queries, and for an eps query the largest power of ten that keeps the mass cut below
+    :data:`AUTO_TAIL_SHARE` of the accuracy's share of the target delta (a narrower
+    range for every release and every composition: no bracket notices it).
     """
 
     accuracy: float = attrs.field(default=1e-4, validator=_check_accuracy)
     max_buckets: int = attrs.field(default=1 << 23, validator=_check_budget)
-    tail_mass: float = attrs.field(default=1e-24, validator=_check_tail_mass)
+    tail_mass: float | None = attrs.field(default=None, validator=_check_tail_mass)
     components: tuple[Component, ...] = attrs.field(default=(), repr=False)
     _memo: EngineMemo = attrs.field(factory=EngineMemo, init=False, repr=False)
 
     SETTINGS: ClassVar[tuple[str, ...]] = ("accuracy", "max_buckets", "tail_mass")
     source_of = staticmethod(release_source)
+
+    @property
+    def _tail(self) -> float:
+        """The tail mass cut (``tail_mass``, or :data:`DEFAULT_TAIL_MASS` if automatic)."""
+        return DEFAULT_TAIL_MASS if self.tail_mass is None else self.tail_mass
 
     # -- choosing the width -------------------------------------------------------------
 
@@ -128,9 +145,7 @@ class PrivacyBuckets(ComposedReleases):
         direction = self._canonical(direction)
         starts = self._memo.starts
         if direction not in starts:
-            stats = [
-                (c.source.statistics(direction, self.tail_mass), c.times) for c in self.components
-            ]
+            stats = [(c.source.statistics(direction, self._tail), c.times) for c in self.components]
             start = initial_width(stats, self.max_buckets)
             if self._rounds(start):
                 start = initial_width(stats, self.max_buckets, rounded=True)
@@ -152,7 +167,7 @@ class PrivacyBuckets(ComposedReleases):
         )
 
     def _anchor(self, component: Component, direction: str) -> float:
-        return component.source.statistics(direction, self.tail_mass).anchor
+        return component.source.statistics(direction, self._tail).anchor
 
     # -- composing ----------------------------------------------------------------------
 
@@ -188,11 +203,9 @@ class PrivacyBuckets(ComposedReleases):
             anchor = self._anchor(component, direction)
             if rounds:
                 return cached_lattice(
-                    component.source, direction, width, anchor, self.tail_mass, self.max_buckets
+                    component.source, direction, width, anchor, self._tail, self.max_buckets
                 )
-            return component.source.bucket(
-                direction, width, anchor, self.tail_mass, self.max_buckets
-            )
+            return component.source.bucket(direction, width, anchor, self._tail, self.max_buckets)
 
         return single
 
@@ -218,7 +231,7 @@ class PrivacyBuckets(ComposedReleases):
                 single = self._single(direction, width, True)
                 counts = [c.times for c in self.components]
                 try:
-                    plan = StagedPlan.build(single, counts, self.tail_mass, self.max_buckets)
+                    plan = StagedPlan.build(single, counts, self._tail, self.max_buckets)
                 except BucketBudgetError as error:
                     plan = error  # remembered: the first pass is not repeated
             plans[key] = plan
@@ -243,12 +256,12 @@ class PrivacyBuckets(ComposedReleases):
         for index, component in enumerate(self.components):
             release = single(index)
             self._check_size(release)
-            powered = compose_power(release, component.times, self.tail_mass, max_size=half)
+            powered = compose_power(release, component.times, self._tail, max_size=half)
             self._check_size(powered)
             result = (
                 powered
                 if result is None
-                else compose_pair(result, powered, self.tail_mass, max_size=half)
+                else compose_pair(result, powered, self._tail, max_size=half)
             )
             self._check_size(result)
         return result
@@ -456,21 +469,29 @@ class PrivacyBuckets(ComposedReleases):
             )
 
     def _for_target(self, delta: Any) -> PrivacyBuckets:
-        """This accountant, or for a target ``delta`` so small that the tail masses cut
-        (``tail_mass`` per side of every array, at most ``2 (N + 2) tail_mass`` in all,
-        counted in full in every upper bound) would take more than :data:`TAIL_SHARE` of
-        it, the same accountant cutting less (any smaller tail mass is as sound; the
-        windows grow only like ``sqrt(ln(1 / tail_mass))``). Kept in the memo."""
+        """The accountant an eps query at ``delta`` runs on: with the automatic tail mass,
+        this one cutting the largest power of ten whose cut mass (at most ``2 (N + 2)
+        tail_mass`` in all, counted in full in every upper bound) stays below
+        :data:`AUTO_TAIL_SHARE` of ``accuracy * delta``; with a given tail mass, this one,
+        or for a target so small that its cuts would take more than :data:`TAIL_SHARE` of
+        it, the same cutting less. Any tail mass is sound (the cut mass is counted); the
+        windows grow only like ``sqrt(ln(1 / tail_mass))``. Kept in the memo."""
         try:
             target = float(delta)
         except (TypeError, ValueError):
             return self  # refused by name by the query itself
-        lost = 2.0 * (self.releases + 2) * self.tail_mass
-        if not (target > 0.0 and math.isfinite(target)) or lost <= TAIL_SHARE * target:
+        if not (target > 0.0 and math.isfinite(target)):
             return self
-        tail_mass = max(TAIL_SHARE * target / (2.0 * (self.releases + 2)), SMALLEST_TAIL)
-        finer = self._memo.finer_tails.get(tail_mass)
-        if finer is None:
-            finer = attrs.evolve(self, tail_mass=tail_mass)
-            self._memo.finer_tails[tail_mass] = finer
-        return finer
+        arrays = 2.0 * (self.releases + 2)
+        if self.tail_mass is None:
+            share = AUTO_TAIL_SHARE * self.accuracy * target / arrays
+            wanted = min(10.0 ** math.floor(math.log10(max(share, SMALLEST_TAIL))), LARGEST_TAIL)
+        elif arrays * self.tail_mass <= TAIL_SHARE * target:
+            return self
+        else:
+            wanted = max(TAIL_SHARE * target / arrays, SMALLEST_TAIL)
+        other = self._memo.tails.get(wanted)
+        if other is None:
+            other = attrs.evolve(self, tail_mass=wanted)
+            self._memo.tails[wanted] = other
+        return other

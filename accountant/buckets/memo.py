@@ -9,8 +9,8 @@ its own table keyed by what it depends on (the components are fixed per accounta
 - ``composed``: the composition at ``(direction, width, tilt)``;
 - ``same_directions``: whether every release is the same in both directions (``None``:
   not yet asked); then B/A is served by A/B's entries;
-- ``finer_tails``: the same accountant with a smaller tail mass, by tail mass, for eps
-  queries at targets the default tail mass would swamp.
+- ``tails``: the same accountant with another tail mass, by tail mass, for eps queries
+  (the automatic tail mass, or a smaller one for targets the given one would swamp).
 
 Entries are only ever added; every one is a pure function of its key and the components.
 """
@@ -32,4 +32,4 @@ class EngineMemo:
     plans: dict[tuple[str, float], Any] = attrs.field(factory=dict)
     composed: dict[tuple[str, float, float], Any] = attrs.field(factory=dict)
     same_directions: bool | None = None
-    finer_tails: dict[float, Any] = attrs.field(factory=dict)
+    tails: dict[float, Any] = attrs.field(factory=dict)

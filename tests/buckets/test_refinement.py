@@ -174,13 +174,18 @@ def test_a_too_fine_request_does_no_useless_work(monkeypatch):
     assert len(messages) == 1 and "bucketing no longer limits it" in messages[0]
 
 
-def test_eps_brackets_are_nested_across_accuracies():
+def test_a_finer_accuracy_gives_an_eps_bracket_as_narrow_around_the_truth():
+    """Eps queries aim at their accuracy (their tail mass and widths depend on it), so
+    their brackets need not nest as delta brackets do; each contains the closed-form eps,
+    and the finer accuracy's is at most a few percent wider (its smaller tail mass)."""
     brackets = {}
+    truth = _gaussian_epsilon(2.0, 10, 1e-9, "ADP")
     for accuracy in (1e-4, 1e-8):
         accountant = PrivacyBuckets(accuracy=accuracy).compose(GaussianMechanism(2.0), 10)
         brackets[accuracy], _ = _quiet(lambda a=accountant: a.epsilon(1e-9))
+        assert brackets[accuracy].lower <= truth <= brackets[accuracy].upper
     fine, coarse = brackets[1e-8], brackets[1e-4]
-    assert coarse.lower <= fine.lower <= fine.upper <= coarse.upper, (fine, coarse)
+    assert fine.upper - fine.lower <= 1.1 * (coarse.upper - coarse.lower), (fine, coarse)
 
 
 def test_a_query_does_not_depend_on_earlier_queries():
