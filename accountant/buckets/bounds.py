@@ -40,11 +40,6 @@ def _sum_slack(terms: int) -> float:
     return 1.0 + (terms + 64.0) * UNIT_ROUNDOFF
 
 
-#: Up to this many buckets above eps, ADP sums are taken term by term (exact to a few ulp
-#: of the result); beyond, from suffix sums (:mod:`accountant.buckets.suffix_sums`).
-SCAN_LIMIT = 1 << 16
-
-
 def _first_above(high_edges: np.ndarray, eps: float) -> int:
     """The first bucket whose upper edge exceeds eps (the edges increase): the scans skip
     every bucket before it, which counts in no bound at eps."""
@@ -128,9 +123,11 @@ def _adp_at(
     """:func:`adp_interval` of the composed buckets as they are (no Hoeffding shift)."""
     low_edges, high_edges = edges
     first = _first_above(high_edges, eps)
-    if math.isinf(pld.error_b) and pld.size - first > SCAN_LIMIT:
-        # only the A-only sums count, over many buckets: suffix sums answer them (a
-        # subtraction, rounded the safe way); fewer buckets are summed term by term
+    if math.isinf(pld.error_b):
+        # only the A-only sums count (B is A e^{-g} on a lattice): suffix sums answer them
+        # in logarithmic time (a subtraction, rounded the safe way, of sums whose ratio is
+        # about 1 + lambda at the tail eps a query reads); with B, buckets are summed term
+        # by term
         upper_a_only, lower_a_only, counted_a, counted = suffix_sums(pld, edges).adp_a_only(eps)
         upper_sum, lower_sum = upper_a_only, lower_a_only
     else:
