@@ -2,13 +2,18 @@
 
 A logistic regression (``nn.Linear(8, 2)``) on 1,024 synthetic examples, Poisson-sampled
 batches of 64 on average (sampling rate 1/16), clip norm 1. The noise of every step is
-cut at 6 standard deviations per coordinate (redrawn beyond: ``"renormalised"``).
+cut at 8 standard deviations per coordinate (redrawn beyond: ``"renormalised"``).
 
-1. ``make_private_truncated`` with noise multiplier 1.0: train, then the certified bracket
-   on eps at delta = 1e-5 (``privacy_engine.get_epsilon`` is its upper end).
-2. ``make_private_truncated_with_epsilon``: the smallest noise multiplier found whose
-   certified delta at eps = 2 after the planned steps is at most 1e-5
-   (``accountant.calibrate_noise_multiplier``), then train with it.
+The engine is ``TruncatedPrivacyEngine(cut=8, truncation="renormalised")``, Opacus's
+``PrivacyEngine`` with truncated noise; the rest is an Opacus script as written for
+Opacus's own engine:
+
+1. ``make_private`` with noise multiplier 1.0: train, then the certified bracket on eps
+   at delta = 1e-5 (``privacy_engine.get_epsilon`` is its upper end).
+2. ``make_private_with_epsilon``: the smallest noise multiplier found whose certified
+   delta at eps = 2 after the planned steps is at most 1e-5 on the model's coordinates
+   (``accountant.calibrate_noise_multiplier``; ``privacy_engine.calibration``), then
+   train with it.
 
 Run from the repository root (needs the [opacus] extra)::
 
@@ -27,11 +32,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from optimizers.opacus import (  # importing optimizers.opacus registers "truncated"
-    make_private_truncated,
-    make_private_truncated_with_epsilon,
-    truncated_privacy_engine,
-)
+from optimizers.opacus import TruncatedPrivacyEngine
 
 DELTA = 1e-5
 CUT = 8.0
@@ -78,10 +79,9 @@ def main(argv: list[str] | None = None) -> None:
     warnings.filterwarnings("ignore", message="Secure RNG turned off")
     warnings.filterwarnings("ignore", message="Full backward hook")
 
-    engine = truncated_privacy_engine(cut=CUT, truncation="renormalised", accuracy=accuracy)
+    engine = TruncatedPrivacyEngine(cut=CUT, truncation="renormalised", accuracy=accuracy)
     model, optimizer = fresh_model()
-    model, optimizer, data = make_private_truncated(
-        engine,
+    model, optimizer, data = engine.make_private(
         module=model,
         optimizer=optimizer,
         data_loader=synthetic_data(),
@@ -98,10 +98,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"   certified eps at delta={DELTA:g}: [{bounds.lower:.4f}, {bounds.upper:.4f}]")
     print(f"   privacy_engine.get_epsilon({DELTA:g}) = {engine.get_epsilon(DELTA):.4f}")
 
-    engine = truncated_privacy_engine(cut=CUT, truncation="renormalised", accuracy=accuracy)
+    engine = TruncatedPrivacyEngine(cut=CUT, truncation="renormalised", accuracy=accuracy)
     model, optimizer = fresh_model()
-    model, optimizer, data, calibration = make_private_truncated_with_epsilon(
-        engine,
+    model, optimizer, data = engine.make_private_with_epsilon(
         module=model,
         optimizer=optimizer,
         data_loader=synthetic_data(),
@@ -112,6 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         tolerance=tolerance,
         noise_generator=torch.Generator().manual_seed(2),
     )
+    calibration = engine.calibration
     print(f"2. calibrated for eps=2, delta={DELTA:g} over {calibration.steps} steps")
     print(
         f"   noise multiplier {calibration.sigma:.4f} (certified delta <= "

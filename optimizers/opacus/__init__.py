@@ -1,27 +1,38 @@
-"""Opacus integration: DP-SGD with truncated Gaussian noise, certified by PrivacyBuckets.
+"""Opacus integration: DP-SGD certified by PrivacyBuckets, with Opacus's Gaussian noise or
+with truncated Gaussian noise.
 
 Install with the ``opacus`` extra (``pip install 'truncated-noise-accountant[opacus]'``).
-Importing this package registers :class:`TruncatedAccountant` with Opacus under the
-name ``"truncated"``, so ``PrivacyEngine(accountant="truncated")`` accounts with it::
+Importing this package registers :class:`CertifiedAccountant` with Opacus under the name
+``"certified"`` (:mod:`optimizers.opacus.registry`). For Opacus's own Gaussian noise a
+script changes one line::
 
-    import optimizers.opacus  # registers accountant="truncated"
-    from optimizers.opacus import make_private_truncated, truncated_privacy_engine
+    import optimizers.opacus  # registers accountant="certified"
 
-    engine = truncated_privacy_engine(cut=8.0, truncation="renormalised")
-    model, optimizer, loader = make_private_truncated(
-        engine, module=model, optimizer=optimizer, data_loader=loader,
-        noise_multiplier=1.0, max_grad_norm=1.0,
-    )
+    engine = PrivacyEngine(accountant="certified")  # was "prv" or "rdp"
+    model, optimizer, loader = engine.make_private(...)  # or make_private_with_epsilon
     ...  # train as usual
     engine.get_epsilon(1e-5)  # certified upper bound on eps
     engine.accountant.epsilon_bounds(1e-5)  # the certified bracket
 
-Each step adds noise cut at ``cut * noise_multiplier * max_grad_norm`` per coordinate
-(:class:`TruncatedDPOptimizer`) and is accounted as one release of
+For truncated noise the engine is :class:`TruncatedPrivacyEngine`, with Opacus's methods::
+
+    from optimizers.opacus import TruncatedPrivacyEngine
+
+    engine = TruncatedPrivacyEngine(cut=10.0, truncation="renormalised")
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=optimizer, data_loader=loader,
+        noise_multiplier=1.0, max_grad_norm=1.0,
+    )
+
+Each step then adds noise cut at ``cut * noise_multiplier * max_grad_norm`` per
+coordinate (a :class:`TruncatedDPOptimizer`, or its twin for per-layer clipping,
+``DistributedDataParallel`` or ghost clipping) and is accounted as one release of
 :class:`accountant.SubsampledTruncatedGaussian` (SPEC section 1, "DP-SGD") on as many
 coordinates as the optimiser noises, composed in :class:`accountant.dpsgd.DPSGDAccountant`:
 the one-dimensional pair's certified lower bound, and an upper bound that covers every
 coordinate's cut (the coupling with the uncut Gaussian; guide "Using with Opacus").
+``PrivacyEngine(accountant="truncated")`` is refused: Opacus's own ``make_private`` would
+add untruncated noise.
 """
 
 try:
@@ -32,36 +43,41 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "extra: pip install 'truncated-noise-accountant[opacus]'"
     ) from exc
 
-from opacus.accountants import register_accountant
-
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
-from optimizers.opacus.engine import (
+from optimizers.opacus.calibration import get_noise_multiplier
+from optimizers.opacus.certified import CertifiedAccountant
+from optimizers.opacus.engine import TruncatedPrivacyEngine
+from optimizers.opacus.legacy import (
     make_private_truncated,
     make_private_truncated_with_epsilon,
     truncated_privacy_engine,
 )
 from optimizers.opacus.noise import truncated_gaussian_noise
 from optimizers.opacus.optimizer import TruncatedDPOptimizer
+from optimizers.opacus.registry import register
 from optimizers.opacus.settings import (
     DEFAULT_CUT,
     DEFAULT_TRUNCATION,
     TRUNCATIONS,
     TruncationSettings,
 )
-from optimizers.opacus.state import MECHANISM
+from optimizers.opacus.state import CERTIFIED, MECHANISM
 
-# force: importing again (e.g. a reloaded module) replaces the earlier class
-register_accountant(MECHANISM, TruncatedAccountant, force=True)
+register()
 
 __all__ = [
+    "CERTIFIED",
     "DEFAULT_ACCURACY",
     "DEFAULT_CUT",
     "DEFAULT_TRUNCATION",
     "MECHANISM",
     "TRUNCATIONS",
+    "CertifiedAccountant",
     "TruncatedAccountant",
     "TruncatedDPOptimizer",
+    "TruncatedPrivacyEngine",
     "TruncationSettings",
+    "get_noise_multiplier",
     "make_private_truncated",
     "make_private_truncated_with_epsilon",
     "truncated_gaussian_noise",

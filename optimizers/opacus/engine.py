@@ -1,22 +1,35 @@
-"""Wiring a ``PrivacyEngine`` for truncated noise: one settings object for the noise and
-the accountant.
+"""``TruncatedPrivacyEngine``: Opacus's ``PrivacyEngine`` whose ``make_private`` adds
+truncated Gaussian noise and whose accountant certifies it.
 
-``PrivacyEngine.make_private`` picks Opacus's optimiser class itself
-(``get_optimizer_class``) and offers no way to pass another; :func:`make_private_truncated`
-calls it (model, Poisson data loader, accountant hook) and then rebuilds the returned
-``DPOptimizer`` as a :class:`~optimizers.opacus.optimizer.TruncatedDPOptimizer` with the
-same arguments, the accountant's :class:`~optimizers.opacus.settings.TruncationSettings`
-and the same step hook. Only the combination that yields a plain ``DPOptimizer`` is
-supported: flat clipping, one process, per-example gradients by hooks or functorch, no
-ghost clipping, Poisson sampling.
+``PrivacyEngine.make_private`` wraps the model, makes the data loader sample by Poisson
+sampling and builds the DP optimiser of the class ``opacus.optimizers.
+get_optimizer_class`` picks for the clipping, the grad-sample mode and whether the model
+is distributed. :class:`TruncatedPrivacyEngine` keeps all of that and builds the class's
+truncated twin instead (:mod:`optimizers.opacus.optimizer`), with the accountant's
+:class:`~optimizers.opacus.settings.TruncationSettings`, and tells the accountant the
+number of noised coordinates: the optimiser's trainable parameters. With
+``DistributedDataParallel`` every process holds the whole model and the noise is drawn
+on rank 0 only, once per step over all of them, so the dimension is the same.
+
+Refused when asked, before the model is touched, naming the argument: Poisson sampling
+off (the accountant assumes it), adaptive clipping (Opacus's ``AdaClipDPOptimizer``
+spends privacy on the clip norm as well), FSDP (``FSDPModule``, ``grad_sample_mode=
+"ghost_fsdp"``: each rank noises its shard or a share of the noise), a noise multiplier
+too small for the cut (``cut * noise_multiplier <= 1/2``), and a model of another size
+than the one the accountant has accounted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import torch
 from opacus import PrivacyEngine
-from opacus.optimizers import DPOptimizer
+from opacus.distributed import DifferentiallyPrivateDistributedDataParallel
+from opacus.optimizers import DPOptimizer, get_optimizer_class
+from torch.distributed._composable.fsdp import FSDPModule
+from torch.nn.parallel import DistributedDataParallel
 
 from accountant import InvalidInputError, NoiseCalibration, calibrate_noise_multiplier
 from accountant.validation import (
@@ -26,122 +39,14 @@ from accountant.validation import (
     shown,
 )
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
-from optimizers.opacus.optimizer import TruncatedDPOptimizer
+from optimizers.opacus.optimizer import TruncatedDPOptimizer, truncated_optimizer_class
 from optimizers.opacus.settings import DEFAULT_CUT, DEFAULT_TRUNCATION, TruncationSettings
+from optimizers.opacus.state import CERTIFIED
 
-__all__ = [
-    "make_private_truncated",
-    "make_private_truncated_with_epsilon",
-    "truncated_privacy_engine",
-]
-
-_UNSUPPORTED = {  # make_private arguments whose other values are not accounted
-    "poisson_sampling": True,
-    "clipping": "flat",
-}
+__all__ = ["TruncatedPrivacyEngine", "noised_coordinates"]
 
 
-def truncated_privacy_engine(
-    cut: float = DEFAULT_CUT,
-    truncation: str = DEFAULT_TRUNCATION,
-    accuracy: float = DEFAULT_ACCURACY,
-    *,
-    secure_mode: bool = False,
-) -> PrivacyEngine:
-    """``PrivacyEngine(accountant="truncated")`` whose accountant has these settings."""
-    accountant = TruncatedAccountant(cut, truncation, accuracy)
-    engine = PrivacyEngine(accountant="truncated", secure_mode=secure_mode)
-    engine.accountant = accountant
-    return engine
-
-
-def _accountant_of(privacy_engine: Any, cut: Any, truncation: Any) -> TruncatedAccountant:
-    accountant = getattr(privacy_engine, "accountant", None)
-    if not isinstance(accountant, TruncatedAccountant):
-        raise InvalidInputError(
-            "privacy_engine.accountant must be a TruncatedAccountant "
-            f"(PrivacyEngine(accountant='truncated')), got {shown(accountant)}"
-        )
-    own = accountant.settings
-    asked = TruncationSettings(
-        cut=own.cut if cut is None else cut,
-        truncation=own.truncation if truncation is None else truncation,
-    )
-    if not asked.same_law(own):
-        raise InvalidInputError(
-            f"cut={asked.cut!r}, truncation={asked.truncation!r} do not match "
-            f"privacy_engine.accountant ({own}); build the engine with "
-            "truncated_privacy_engine(cut=..., truncation=...)"
-        )
-    return accountant
-
-
-def _check_supported(kwargs: dict[str, Any]) -> None:
-    for name, supported in _UNSUPPORTED.items():
-        if name in kwargs and kwargs[name] != supported:
-            raise InvalidInputError(
-                f"{name}={kwargs[name]!r} is not supported with truncated noise (only "
-                f"{name}={supported!r} is accounted)"
-            )
-    mode = kwargs.get("grad_sample_mode", "hooks")
-    if mode not in ("hooks", "functorch", "ew"):
-        raise InvalidInputError(
-            f"grad_sample_mode={mode!r} is not supported with truncated noise "
-            "(use 'hooks', 'functorch' or 'ew')"
-        )
-
-
-def make_private_truncated(
-    privacy_engine: PrivacyEngine,
-    *,
-    module: Any,
-    optimizer: Any,
-    data_loader: Any,
-    noise_multiplier: float,
-    max_grad_norm: float,
-    cut: float | None = None,
-    truncation: str | None = None,
-    **kwargs: Any,
-) -> tuple[Any, TruncatedDPOptimizer, Any]:
-    """``privacy_engine.make_private(...)`` with truncated Gaussian noise: returns
-    ``(module, optimizer, data_loader)`` as Opacus does, the optimiser a
-    :class:`~optimizers.opacus.optimizer.TruncatedDPOptimizer` sharing the accountant's
-    settings. ``cut`` / ``truncation``: ``None`` takes the accountant's; a value that
-    differs from it is refused. Further ``kwargs`` go to ``make_private`` (see the module
-    docstring for what is supported)."""
-    accountant = _accountant_of(privacy_engine, cut, truncation)
-    _check_supported(kwargs)
-    sigma = check_positive_real("noise_multiplier", noise_multiplier)
-    check_positive_real("max_grad_norm", max_grad_norm)
-    accountant.mechanism_of(sigma, 1.0 / check_positive_int("len(data_loader)", len(data_loader)))
-    module, plain, data_loader = privacy_engine.make_private(
-        module=module,
-        optimizer=optimizer,
-        data_loader=data_loader,
-        noise_multiplier=sigma,
-        max_grad_norm=max_grad_norm,
-        **kwargs,
-    )
-    if type(plain) is not DPOptimizer:
-        raise InvalidInputError(
-            f"make_private chose {type(plain).__name__} (distributed training?); only the "
-            "single-process DPOptimizer is supported with truncated noise"
-        )
-    truncated = TruncatedDPOptimizer(
-        plain.original_optimizer,
-        noise_multiplier=plain.noise_multiplier,
-        max_grad_norm=plain.max_grad_norm,
-        expected_batch_size=plain.expected_batch_size,
-        settings=accountant.settings,
-        loss_reduction=plain.loss_reduction,
-        generator=plain.generator,
-        secure_mode=plain.secure_mode,
-    )
-    truncated.attach_step_hook(plain.step_hook)
-    return module, truncated, data_loader
-
-
-def _noised_coordinates(optimizer: Any) -> int:
+def noised_coordinates(optimizer: Any) -> int:
     """The coordinates DP-SGD noises per step: those of ``optimizer``'s parameters that
     require a gradient (what ``DPOptimizer.params`` keeps)."""
     return sum(
@@ -149,50 +54,264 @@ def _noised_coordinates(optimizer: Any) -> int:
     )
 
 
-def make_private_truncated_with_epsilon(
-    privacy_engine: PrivacyEngine,
-    *,
-    module: Any,
-    optimizer: Any,
-    data_loader: Any,
-    target_epsilon: float,
-    target_delta: float,
-    epochs: int,
-    max_grad_norm: float,
-    tolerance: float = 1e-3,
-    **kwargs: Any,
-) -> tuple[Any, TruncatedDPOptimizer, Any, NoiseCalibration]:
-    """:func:`make_private_truncated` with the noise multiplier from
-    :func:`accountant.calibrate_noise_multiplier`: the smallest found whose certified
-    delta at ``target_epsilon`` after ``epochs * len(data_loader)`` steps at sampling rate
-    ``1 / len(data_loader)`` on the optimiser's trainable coordinates is at most
-    ``target_delta``, with the accountant's cut and truncation. Returns ``(module,
-    optimizer, data_loader, calibration)``. Refuses an accountant that has already
-    accounted steps (the calibration assumes none)."""
-    accountant = _accountant_of(privacy_engine, None, None)
-    if len(accountant) > 0:
+def _trainable_tensors(optimizer: Any) -> int:
+    return sum(1 for group in optimizer.param_groups for p in group["params"] if p.requires_grad)
+
+
+def _checked_max_grad_norm(value: Any, clipping: str, optimizer: Any) -> Any:
+    """One clip norm (flat clipping), or one per trainable parameter tensor (per-layer)."""
+    if clipping != "per_layer":
+        return check_positive_real("max_grad_norm", value)
+    tensors = _trainable_tensors(optimizer)
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != tensors:
         raise InvalidInputError(
-            f"privacy_engine.accountant has already accounted {len(accountant)} steps; "
-            "calibration assumes none (use a fresh engine)"
+            f"max_grad_norm must be a list of {tensors} clip norms with clipping='per_layer' "
+            f"(one per trainable parameter tensor), got {shown(value)}"
         )
-    batches = check_positive_int("len(data_loader)", len(data_loader))
-    calibration = calibrate_noise_multiplier(
-        epsilon=check_positive_real("target_epsilon", target_epsilon),
-        delta=check_target_delta("target_delta", target_delta),
-        sampling_rate=1.0 / batches,
-        steps=check_positive_int("epochs", epochs) * batches,
-        cut=accountant.settings.cut,
-        dimension=_noised_coordinates(optimizer),
-        truncation=accountant.settings.truncation,
-        tolerance=tolerance,
-    )
-    module, truncated, data_loader = make_private_truncated(
-        privacy_engine,
-        module=module,
-        optimizer=optimizer,
-        data_loader=data_loader,
-        noise_multiplier=calibration.sigma,
-        max_grad_norm=max_grad_norm,
-        **kwargs,
-    )
-    return module, truncated, data_loader, calibration
+    return [check_positive_real(f"max_grad_norm[{i}]", v) for i, v in enumerate(value)]
+
+
+class TruncatedPrivacyEngine(PrivacyEngine):
+    """Opacus's ``PrivacyEngine`` for truncated Gaussian noise (module docstring).
+
+    ``cut``: ``k``, the noise is cut at ``+-k * noise_multiplier * max_grad_norm`` per
+    coordinate (default :data:`~optimizers.opacus.settings.DEFAULT_CUT` = 10);
+    ``truncation``: ``"renormalised"`` (= ``"resampled"``, the default) or ``"clamped"``;
+    ``accuracy``: the PrivacyBuckets accuracy of the accountant (default 1e-4);
+    ``secure_mode``: Opacus's. :attr:`accountant` is a
+    :class:`~optimizers.opacus.accountant.TruncatedAccountant` with these settings;
+    :meth:`make_private` and :meth:`make_private_with_epsilon` take Opacus's arguments and
+    return what Opacus returns, the optimiser a truncated twin of Opacus's
+    (:class:`~optimizers.opacus.optimizer.TruncatedDPOptimizer` or a subclass).
+    ``get_epsilon(delta)`` is the certified upper bound on eps,
+    ``accountant.epsilon_bounds(delta)`` the bracket.
+    """
+
+    def __init__(
+        self,
+        *,
+        cut: float = DEFAULT_CUT,
+        truncation: str = DEFAULT_TRUNCATION,
+        accuracy: float = DEFAULT_ACCURACY,
+        secure_mode: bool = False,
+    ) -> None:
+        accountant = TruncatedAccountant(cut, truncation, accuracy)
+        super().__init__(accountant=CERTIFIED, secure_mode=secure_mode)
+        self.accountant = accountant
+        #: The :class:`accountant.NoiseCalibration` of the last
+        #: :meth:`make_private_with_epsilon` (``None`` before one).
+        self.calibration: NoiseCalibration | None = None
+
+    @property
+    def truncated_accountant(self) -> TruncatedAccountant:
+        """:attr:`accountant`, checked to be a ``TruncatedAccountant`` (it may have been
+        replaced, e.g. by ``TruncatedAccountant(...)`` with other settings)."""
+        accountant = self.accountant
+        if not isinstance(accountant, TruncatedAccountant):
+            raise InvalidInputError(
+                f"privacy_engine.accountant must be a TruncatedAccountant, got {shown(accountant)}"
+            )
+        return accountant
+
+    @property
+    def settings(self) -> TruncationSettings:
+        """The accountant's cut and truncation: the noise every optimiser made adds."""
+        return self.truncated_accountant.settings
+
+    def _check_request(
+        self,
+        *,
+        module: Any,
+        optimizer: Any,
+        data_loader: Any,
+        noise_multiplier: Any,
+        max_grad_norm: Any,
+        poisson_sampling: Any,
+        clipping: Any,
+        grad_sample_mode: Any,
+    ) -> tuple[float, Any]:
+        """Everything :meth:`make_private` refuses (module docstring), before anything is
+        made; returns the checked noise multiplier and clip norm(s)."""
+        accountant = self.truncated_accountant
+        if poisson_sampling is not True:
+            raise InvalidInputError(
+                f"poisson_sampling={poisson_sampling!r} is not supported with truncated "
+                "noise (only poisson_sampling=True is accounted)"
+            )
+        if isinstance(module, FSDPModule) or grad_sample_mode == "ghost_fsdp":
+            raise InvalidInputError(
+                f"grad_sample_mode={grad_sample_mode!r} with {type(module).__name__}: FSDP "
+                "is not supported with truncated noise (each rank noises its own shard or "
+                "a share of the noise)"
+            )
+        if clipping == "adaptive":
+            raise InvalidInputError(
+                "clipping='adaptive' is not supported with truncated noise (Opacus's "
+                "AdaClipDPOptimizer also spends privacy on the clip norm)"
+            )
+        # as PrivacyEngine.make_private decides it (FSDP refused above)
+        distributed = isinstance(
+            module, DifferentiallyPrivateDistributedDataParallel | DistributedDataParallel
+        )
+        try:
+            opacus_class = get_optimizer_class(
+                clipping=clipping, distributed=distributed, grad_sample_mode=grad_sample_mode
+            )
+        except ValueError as error:
+            raise InvalidInputError(
+                f"clipping={clipping!r}, grad_sample_mode={grad_sample_mode!r} "
+                f"(distributed={distributed}): Opacus refuses it: {error}"
+            ) from None
+        truncated_optimizer_class(opacus_class)
+        clip = _checked_max_grad_norm(max_grad_norm, clipping, optimizer)
+        sigma = check_positive_real("noise_multiplier", noise_multiplier)
+        batches = check_positive_int("len(data_loader)", len(data_loader))
+        accountant.mechanism_of(sigma, 1.0 / batches)  # refuses cut * sigma <= 1/2
+        dimension = noised_coordinates(optimizer)
+        if dimension == 0:
+            raise InvalidInputError(
+                "optimizer has no trainable parameter (dimension 0): nothing to noise"
+            )
+        if accountant.dimension not in (None, dimension):
+            raise InvalidInputError(
+                f"the optimizer's {dimension} trainable coordinates differ from the "
+                f"{accountant.dimension} this engine's accountant has accounted: use a new "
+                "TruncatedPrivacyEngine for another model"
+            )
+        return sigma, clip
+
+    def make_private(
+        self,
+        *,
+        module: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        data_loader: Any,
+        noise_multiplier: float,
+        max_grad_norm: float | list[float],
+        poisson_sampling: bool = True,
+        clipping: str = "flat",
+        grad_sample_mode: str = "hooks",
+        **kwargs: Any,
+    ) -> tuple[Any, ...]:
+        """Opacus's ``make_private`` (same arguments, same return: ``(module, optimizer,
+        data_loader)``, with ghost clipping ``(module, optimizer, criterion,
+        data_loader)``) whose optimiser adds this engine's truncated noise and tells the
+        accountant its dimension. Refuses what cannot be accounted (module docstring)
+        before anything is made."""
+        sigma, clip = self._check_request(
+            module=module,
+            optimizer=optimizer,
+            data_loader=data_loader,
+            noise_multiplier=noise_multiplier,
+            max_grad_norm=max_grad_norm,
+            poisson_sampling=poisson_sampling,
+            clipping=clipping,
+            grad_sample_mode=grad_sample_mode,
+        )
+        made = super().make_private(
+            module=module,
+            optimizer=optimizer,
+            data_loader=data_loader,
+            noise_multiplier=sigma,
+            max_grad_norm=clip,
+            poisson_sampling=poisson_sampling,
+            clipping=clipping,
+            grad_sample_mode=grad_sample_mode,
+            **kwargs,
+        )
+        private = made[1]
+        if not isinstance(private, TruncatedDPOptimizer):  # pragma: no cover - Opacus changed
+            raise InvalidInputError(
+                f"make_private built {type(private).__name__}, not a TruncatedDPOptimizer"
+            )
+        self.truncated_accountant.learn_dimension(sum(p.numel() for p in private.params))
+        return made
+
+    def _prepare_optimizer(
+        self,
+        *,
+        optimizer: torch.optim.Optimizer,
+        noise_multiplier: float,
+        max_grad_norm: float | list[float],
+        expected_batch_size: float,
+        loss_reduction: str = "mean",
+        distributed: bool = False,
+        clipping: str = "flat",
+        noise_generator: torch.Generator | None = None,
+        grad_sample_mode: str = "hooks",
+        **kwargs: Any,
+    ) -> TruncatedDPOptimizer:
+        """``PrivacyEngine._prepare_optimizer`` with the truncated twin of the class it
+        picks and this engine's settings (the generator as Opacus chooses it)."""
+        if isinstance(optimizer, DPOptimizer):
+            optimizer = optimizer.original_optimizer
+        twin = truncated_optimizer_class(
+            get_optimizer_class(
+                clipping=clipping, distributed=distributed, grad_sample_mode=grad_sample_mode
+            )
+        )
+        return twin(
+            optimizer=optimizer,
+            noise_multiplier=noise_multiplier,
+            max_grad_norm=max_grad_norm,
+            expected_batch_size=expected_batch_size,
+            settings=self.settings,
+            loss_reduction=loss_reduction,
+            generator=self.secure_rng if self.secure_mode else noise_generator,
+            secure_mode=self.secure_mode,
+            **kwargs,
+        )
+
+    def make_private_with_epsilon(
+        self,
+        *,
+        module: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        data_loader: Any,
+        target_epsilon: float,
+        target_delta: float,
+        epochs: int,
+        max_grad_norm: float | list[float],
+        tolerance: float = 1e-3,
+        **kwargs: Any,
+    ) -> tuple[Any, ...]:
+        """:meth:`make_private` with the noise multiplier of the certified calibration
+        (:func:`accountant.calibrate_noise_multiplier`, kept in :attr:`calibration`):
+        the smallest found whose certified delta at ``target_epsilon`` after ``epochs *
+        len(data_loader)`` steps at sampling rate ``1 / len(data_loader)`` on the
+        optimiser's trainable coordinates is at most ``target_delta``, with this engine's
+        cut and truncation (Opacus's own searches with its RDP or PRV estimate instead).
+        ``tolerance``: the relative width ``sigma / sigma_low - 1`` sought. Returns what
+        Opacus returns. Refuses an accountant that has already accounted steps (the
+        calibration assumes none; Opacus only warns)."""
+        accountant = self.truncated_accountant
+        if len(accountant) > 0:
+            raise InvalidInputError(
+                f"privacy_engine.accountant has already accounted {len(accountant)} steps; "
+                "calibration assumes none (use a fresh engine)"
+            )
+        batches = check_positive_int("len(data_loader)", len(data_loader))
+        dimension = noised_coordinates(optimizer)
+        if dimension == 0:
+            raise InvalidInputError(
+                "dimension is unknown: optimizer has no trainable parameter (pass the "
+                "optimizer of the model to train, its parameters requiring gradients)"
+            )
+        self.calibration = calibrate_noise_multiplier(
+            epsilon=check_positive_real("target_epsilon", target_epsilon),
+            delta=check_target_delta("target_delta", target_delta),
+            sampling_rate=1.0 / batches,
+            steps=check_positive_int("epochs", epochs) * batches,
+            cut=accountant.settings.cut,
+            dimension=dimension,
+            truncation=accountant.settings.truncation,
+            tolerance=tolerance,
+        )
+        return self.make_private(
+            module=module,
+            optimizer=optimizer,
+            data_loader=data_loader,
+            noise_multiplier=self.calibration.sigma,
+            max_grad_norm=max_grad_norm,
+            **kwargs,
+        )

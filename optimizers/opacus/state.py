@@ -1,10 +1,11 @@
 """Opacus's accountant state, read back with every field checked.
 
-:meth:`TruncatedAccountant.state_dict` follows Opacus's convention (``history``: a list of
-``(noise_multiplier, sample_rate, steps)``; ``mechanism``: ``"truncated"``) and adds
-``settings``: the cut and truncation the history was accounted with. A state that is not
-a mapping, names another mechanism, lacks a key, was accounted with other settings, or
-holds a malformed history entry is refused with
+Every accountant of this package follows Opacus's convention (``history``: a list of
+``(noise_multiplier, sample_rate, steps)``; ``mechanism``: its name);
+:meth:`TruncatedAccountant.state_dict` adds ``settings`` (the cut and truncation the
+history was accounted with) and ``dimension``. A state that is not a mapping, names a
+mechanism the accountant does not account, lacks a key, was accounted with other
+settings, or holds a malformed history entry is refused with
 :class:`~accountant.InvalidInputError` naming what is wrong.
 """
 
@@ -23,16 +24,28 @@ from accountant.validation import (
 from optimizers.opacus.settings import TruncationSettings
 
 __all__ = [
+    "CERTIFIED",
+    "GAUSSIAN_MECHANISMS",
     "MECHANISM",
     "HistoryEntry",
     "checked_dimension",
     "checked_entries",
     "checked_history",
+    "checked_mechanism",
     "checked_settings",
 ]
 
-#: The name Opacus knows the accountant by (``PrivacyEngine(accountant="truncated")``).
+#: The name of the truncated accountant (its ``mechanism()`` and its states'
+#: ``"mechanism"``); Opacus's ``create_accountant`` refuses it
+#: (:mod:`optimizers.opacus.registry`).
 MECHANISM = "truncated"
+#: The name Opacus knows the certified Gaussian accountant by
+#: (``PrivacyEngine(accountant="certified")``).
+CERTIFIED = "certified"
+#: Accountants whose history describes steps of the (untruncated) subsampled Gaussian:
+#: this package's ``"certified"`` and Opacus's own; the certified accountant loads the
+#: state of any of them.
+GAUSSIAN_MECHANISMS = (CERTIFIED, "prv", "rdp", "gdp")
 
 #: One entry of Opacus's history: ``(noise_multiplier, sample_rate, steps)``.
 HistoryEntry = tuple[float, float, int]
@@ -41,22 +54,25 @@ HistoryEntry = tuple[float, float, int]
 def _require(state: Any, key: str) -> Any:
     if not isinstance(state, Mapping):
         raise InvalidInputError(
-            "state_dict must be a mapping from TruncatedAccountant.state_dict(), "
-            f"got {shown(state)}"
+            f"state_dict must be a mapping from an accountant's state_dict(), got {shown(state)}"
         )
     if key not in state:
         raise InvalidInputError(f"state_dict lacks the key {key!r}, got keys {sorted(state)!r}")
     return state[key]
 
 
-def checked_settings(state: Any, expected: TruncationSettings) -> None:
-    """Refuse a state of another mechanism, or accounted with other settings than
-    ``expected`` (its history would describe other noise)."""
+def checked_mechanism(state: Any, accepted: tuple[str, ...]) -> None:
+    """Refuse a state whose ``mechanism`` is not one of ``accepted`` (its history would
+    describe other noise)."""
     mechanism = _require(state, "mechanism")
-    if mechanism != MECHANISM:
-        raise InvalidInputError(
-            f"state_dict['mechanism'] must be {MECHANISM!r}, got {shown(mechanism)}"
-        )
+    if mechanism not in accepted:
+        names = repr(accepted[0]) if len(accepted) == 1 else f"one of {accepted!r}"
+        raise InvalidInputError(f"state_dict['mechanism'] must be {names}, got {shown(mechanism)}")
+
+
+def checked_settings(state: Any, expected: TruncationSettings) -> None:
+    """Refuse a state accounted with other settings than ``expected`` (its history would
+    describe other noise)."""
     settings = _require(state, "settings")
     if not isinstance(settings, Mapping) or set(settings) != {"cut", "truncation"}:
         raise InvalidInputError(

@@ -8,6 +8,7 @@ from accountant.dpsgd import DPSGDAccountant
 
 pytest.importorskip("opacus")
 
+from opacus import PrivacyEngine
 from opacus.accountants import IAccountant, create_accountant
 
 from accountant import (
@@ -21,12 +22,23 @@ from optimizers.opacus import (
     DEFAULT_TRUNCATION,
     TruncatedAccountant,
     TruncationSettings,
+    get_noise_multiplier,
 )
+from tests.optimizers.opacus.support import quietly
 
 
-def test_registered_with_opacus_and_built_with_the_defaults():
-    built = create_accountant(mechanism="truncated")
-    assert isinstance(built, TruncatedAccountant) and isinstance(built, IAccountant)
+def test_opacus_cannot_make_it_by_name():
+    """``PrivacyEngine(accountant="truncated")`` would pair it with Opacus's own
+    ``make_private`` (untruncated noise): refused when the engine is made."""
+    with pytest.raises(InvalidInputError, match=r"use optimizers.opacus.TruncatedPrivacyEngine"):
+        create_accountant(mechanism="truncated")
+    with pytest.raises(InvalidInputError, match="accountant='truncated' cannot be made"):
+        quietly(PrivacyEngine, accountant="truncated")
+
+
+def test_built_with_the_defaults():
+    built = TruncatedAccountant()
+    assert isinstance(built, IAccountant)
     assert built.mechanism() == "truncated"
     assert built.settings == TruncationSettings(cut=DEFAULT_CUT, truncation=DEFAULT_TRUNCATION)
     assert (built.settings.cut, built.settings.truncation) == (10.0, "renormalised")
@@ -166,16 +178,31 @@ def test_assigning_or_editing_history_is_accounted():
     assert assigned.history == [(1.0, 0.1, 4), (1.0, 0.1, 4)]
 
 
-def test_opacus_noise_search_is_refused_without_the_dimension():
-    """Opacus's ``get_noise_multiplier`` builds the accountant without a model, so the
-    number of noised coordinates is unknown: refused (make_private_truncated_with_epsilon
-    calibrates with the optimiser's coordinates instead)."""
-    from opacus.accountants.utils import get_noise_multiplier
+def test_opacus_noise_search_is_refused_and_ours_takes_the_dimension():
+    """Opacus's ``get_noise_multiplier`` builds the accountant by name, without a model, so
+    the number of noised coordinates is unknown: refused by name. Ours takes it."""
+    from opacus.accountants.utils import get_noise_multiplier as opacus_search
 
-    with pytest.raises(InvalidInputError, match="dimension is unknown"):
-        get_noise_multiplier(
+    with pytest.raises(InvalidInputError, match=r"get_noise_multiplier\(\.\.\., dimension="):
+        opacus_search(
             target_epsilon=2.0, target_delta=1e-5, sample_rate=0.25, steps=8, accountant="truncated"
         )
+    with pytest.raises(InvalidInputError, match="dimension must be given with a finite cut"):
+        get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.25, steps=8)
+    sigma = get_noise_multiplier(
+        target_epsilon=2.0,
+        target_delta=1e-5,
+        sample_rate=0.25,
+        epochs=2,
+        cut=10.0,
+        dimension=10,
+        tolerance=1e-2,
+    )
+    accountant = TruncatedAccountant(cut=10.0, accuracy=1e-3, dimension=10)
+    accountant.step(noise_multiplier=sigma, sample_rate=0.25, steps=8)  # epochs 2 / rate 1/4
+    assert accountant.privacy_accountant().delta(2.0).upper <= 1e-5
+    accountant.history = [(sigma * 0.97, 0.25, 8)]  # 3 % less noise: certified to fail
+    assert accountant.privacy_accountant().delta(2.0).lower > 1e-5
 
 
 def test_many_coordinates_are_bounded_by_the_dpsgd_accountant():
