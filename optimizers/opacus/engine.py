@@ -17,6 +17,11 @@ spends privacy on the clip norm as well), FSDP (``FSDPModule``, ``grad_sample_mo
 "ghost_fsdp"``: each rank noises its shard or a share of the noise), a noise multiplier
 too small for the cut (``cut * noise_multiplier <= 1/2``), and a model of another size
 than the one the accountant has accounted.
+
+With per-layer clipping the noise is cut at ``cut * noise_multiplier * C``, ``C`` the L2
+norm of the clip norms (Opacus's sensitivity): ``get_epsilon`` (the upper bound) holds;
+the lower end of ``epsilon_bounds`` is that of flat clipping at ``C``, whose one-axis
+neighbour per-layer clipping cannot produce, so it is not certified below the true eps.
 """
 
 from __future__ import annotations
