@@ -16,10 +16,12 @@ from accountant.mechanisms.discrete_laplace import TruncatedDiscreteLaplaceMecha
 from accountant.mechanisms.gaussian import GaussianMechanism, TruncatedGaussianMechanism
 from accountant.mechanisms.laplace import LaplaceMechanism, TruncatedLaplaceMechanism
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
+from accountant.mechanisms.subsampled_laplace import SubsampledLaplace
 
 __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
+    "SubsampledLaplace",
     "SubsampledTruncatedGaussian",
     "TruncatedDiscreteLaplaceMechanism",
     "TruncatedGaussianMechanism",

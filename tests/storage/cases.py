@@ -50,6 +50,10 @@ CASES: dict[str, tuple[Any, tuple[type, ...]]] = {
         mechanisms.TruncatedDiscreteLaplaceMechanism(scale=2.0, bound=12, sensitivity=1),
         (PrivacyBuckets, ExtendedMA),
     ),
+    "SubsampledLaplace": (
+        mechanisms.SubsampledLaplace(scale=2.0, sampling_rate=0.1),
+        (PrivacyBuckets, ExtendedMA),
+    ),
     "SubsampledTruncatedGaussian": (
         mechanisms.SubsampledTruncatedGaussian(sigma=1.5, sampling_rate=0.1, cut=float("inf")),
         (PrivacyBuckets, ExtendedMA),
