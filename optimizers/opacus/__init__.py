@@ -2,9 +2,9 @@
 with truncated Gaussian noise.
 
 Install with the ``opacus`` extra (``pip install 'truncated-noise-accountant[opacus]'``).
-Importing this package registers :class:`CertifiedAccountant` with Opacus under the name
-``"certified"`` (:mod:`optimizers.opacus.registry`). For Opacus's own Gaussian noise a
-script changes one line::
+Importing this package registers :class:`CertifiedGaussianAccountant` with Opacus under
+the name ``"certified"`` (:mod:`optimizers.opacus.registry`). For Opacus's own Gaussian
+noise a script changes one line::
 
     import optimizers.opacus  # registers accountant="certified"
 
@@ -45,7 +45,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
 from optimizers.opacus.calibration import get_noise_multiplier
-from optimizers.opacus.certified import CertifiedAccountant
+from optimizers.opacus.certified import CertifiedGaussianAccountant
 from optimizers.opacus.engine import TruncatedPrivacyEngine
 from optimizers.opacus.legacy import (
     make_private_truncated,
@@ -72,7 +72,7 @@ __all__ = [
     "DEFAULT_TRUNCATION",
     "MECHANISM",
     "TRUNCATIONS",
-    "CertifiedAccountant",
+    "CertifiedGaussianAccountant",
     "TruncatedAccountant",
     "TruncatedDPOptimizer",
     "TruncatedPrivacyEngine",

@@ -14,10 +14,11 @@ pair (shifted by ``|v| <= C``, dominated by the shift ``C``), and the ``d - 1``
 orthogonal coordinates have the same law under both inputs and carry nothing. So the
 one-dimensional pair is the ``d``-dimensional mechanism exactly; no dimension is needed.
 The steps are composed in :class:`accountant.PrivacyBuckets` (SPEC section 2), which
-certifies ``lower <= eps(delta) <= upper``: :meth:`CertifiedAccountant.get_epsilon`
-returns ``upper`` (what ``PrivacyEngine.get_epsilon`` reports),
-:meth:`CertifiedAccountant.epsilon_bounds` the bracket. Opacus's own accountants give an
-estimate with an error allowance (PRV) or a looser bound (RDP), no bracket.
+certifies ``lower <= eps(delta) <= upper``:
+:meth:`CertifiedGaussianAccountant.get_epsilon` returns ``upper`` (what
+``PrivacyEngine.get_epsilon`` reports), :meth:`CertifiedGaussianAccountant.epsilon_bounds`
+the bracket. Opacus's own accountants give an estimate with an error allowance (PRV) or
+a looser bound (RDP), no bracket.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from accountant import InvalidInputError, PrivacyBuckets, SubsampledTruncatedGau
 from optimizers.opacus.composing import ComposingAccountant
 from optimizers.opacus.state import CERTIFIED, GAUSSIAN_MECHANISMS
 
-__all__ = ["DEFAULT_CERTIFIED_ACCURACY", "CertifiedAccountant"]
+__all__ = ["DEFAULT_CERTIFIED_ACCURACY", "CertifiedGaussianAccountant"]
 
-#: PrivacyBuckets accuracy of ``CertifiedAccountant()`` (what ``create_accountant``
+#: PrivacyBuckets accuracy of ``CertifiedGaussianAccountant()`` (what ``create_accountant``
 #: builds): a relative delta bracket of 1e-3, whose eps bracket is far narrower than
 #: PRV's default ``eps_error`` of 0.01 (sigma 1.1, q 0.05, 40 steps, delta 1e-5: eps in
 #: [2.00341, 2.00390]); Opacus's ``get_noise_multiplier`` queries about fifteen noise
@@ -39,7 +40,7 @@ __all__ = ["DEFAULT_CERTIFIED_ACCURACY", "CertifiedAccountant"]
 DEFAULT_CERTIFIED_ACCURACY = 1e-3
 
 
-class CertifiedAccountant(ComposingAccountant):
+class CertifiedGaussianAccountant(ComposingAccountant):
     """Opacus accountant (``opacus.accountants.IAccountant``) for Opacus's Gaussian noise,
     registered as ``"certified"``: ``PrivacyEngine(accountant="certified")`` with Opacus's
     own ``make_private``, ``make_private_with_epsilon`` (through Opacus's
@@ -76,9 +77,9 @@ class CertifiedAccountant(ComposingAccountant):
         if settings is not None:
             raise InvalidInputError(
                 "optimizer must add Opacus's untruncated Gaussian noise to be accounted by "
-                f"CertifiedAccountant, got {type(optimizer).__name__} with {settings} "
+                f"CertifiedGaussianAccountant, got {type(optimizer).__name__} with {settings} "
                 "(use TruncatedPrivacyEngine, whose accountant accounts the cut)"
             )
 
     def __repr__(self) -> str:
-        return f"CertifiedAccountant(accuracy={self.accuracy!r}, steps={len(self)})"
+        return f"CertifiedGaussianAccountant(accuracy={self.accuracy!r}, steps={len(self)})"

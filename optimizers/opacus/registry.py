@@ -2,7 +2,7 @@
 (``opacus.accountants.register_accountant``, read by ``create_accountant``, which
 ``PrivacyEngine(accountant=...)`` and ``get_noise_multiplier(accountant=...)`` call).
 
-* ``"certified"``: :class:`~optimizers.opacus.certified.CertifiedAccountant`, for
+* ``"certified"``: :class:`~optimizers.opacus.certified.CertifiedGaussianAccountant`, for
   Opacus's own Gaussian noise: ``PrivacyEngine(accountant="certified")`` is the one line
   a script written for Opacus's PRV or RDP accountant changes.
 * ``"truncated"``: :func:`refuse_truncated`. Opacus builds a registered accountant and
@@ -20,7 +20,7 @@ from typing import NoReturn
 from opacus.accountants import register_accountant
 
 from accountant import InvalidInputError
-from optimizers.opacus.certified import CertifiedAccountant
+from optimizers.opacus.certified import CertifiedGaussianAccountant
 from optimizers.opacus.state import CERTIFIED, MECHANISM
 
 __all__ = ["refuse_truncated", "register"]
@@ -38,5 +38,5 @@ def refuse_truncated() -> NoReturn:
 
 def register() -> None:
     """Register both names (again if imported again: a reloaded module replaces them)."""
-    register_accountant(CERTIFIED, CertifiedAccountant, force=True)
+    register_accountant(CERTIFIED, CertifiedGaussianAccountant, force=True)
     register_accountant(MECHANISM, refuse_truncated, force=True)

@@ -23,7 +23,7 @@ from accountant import (
     SubsampledTruncatedGaussian,
 )
 from optimizers.opacus import (
-    CertifiedAccountant,
+    CertifiedGaussianAccountant,
     TruncatedDPOptimizer,
     TruncationSettings,
     get_noise_multiplier,
@@ -33,16 +33,16 @@ from tests.optimizers.opacus.support import model_and_optimizer, private, quietl
 
 def test_registered_with_opacus():
     built = create_accountant(mechanism="certified")
-    assert isinstance(built, CertifiedAccountant) and isinstance(built, IAccountant)
+    assert isinstance(built, CertifiedGaussianAccountant) and isinstance(built, IAccountant)
     assert built.mechanism() == "certified" and built.accuracy == 1e-3
     assert built.history == [] and len(built) == 0 and built.get_epsilon(1e-5) == 0.0
     assert isinstance(
-        quietly(PrivacyEngine, accountant="certified").accountant, CertifiedAccountant
+        quietly(PrivacyEngine, accountant="certified").accountant, CertifiedGaussianAccountant
     )
 
 
 def test_get_epsilon_is_the_certified_upper_bound_of_the_gaussian_steps():
-    accountant = CertifiedAccountant()
+    accountant = CertifiedGaussianAccountant()
     for sigma, rate in [(1.0, 0.1), (1.0, 0.1), (1.5, 0.1), (1.0, 0.1)]:
         accountant.step(noise_multiplier=sigma, sample_rate=rate)
     assert accountant.history == [(1.0, 0.1, 2), (1.5, 0.1, 1), (1.0, 0.1, 1)]
@@ -71,7 +71,7 @@ def _gaussian_epsilon(mu: float, delta: float) -> float:
 def test_full_batches_bracket_the_closed_form_gaussian():
     """Sampling rate 1: ``n`` steps at noise multiplier ``sigma`` are one Gaussian of
     ``mu = sqrt(n) / sigma`` (GDP composition), whose eps is known in closed form."""
-    accountant = CertifiedAccountant()
+    accountant = CertifiedGaussianAccountant()
     accountant.step(noise_multiplier=2.0, sample_rate=1.0, steps=16)
     exact = _gaussian_epsilon(math.sqrt(16) / 2.0, 1e-5)
     bounds = accountant.epsilon_bounds(1e-5)
@@ -81,7 +81,7 @@ def test_full_batches_bracket_the_closed_form_gaussian():
 
 
 def test_prv_keywords_are_taken_and_a_wider_bracket_warns():
-    accountant = CertifiedAccountant(accuracy=0.5)
+    accountant = CertifiedGaussianAccountant(accuracy=0.5)
     accountant.step(noise_multiplier=1.0, sample_rate=0.1, steps=10)
     upper = accountant.epsilon_bounds(1e-5).upper
     with warnings.catch_warnings():
@@ -104,7 +104,7 @@ def test_the_hook_refuses_an_optimizer_adding_truncated_noise():
         expected_batch_size=16,
         settings=TruncationSettings(cut=4.0),
     )
-    accountant = CertifiedAccountant()
+    accountant = CertifiedGaussianAccountant()
     hook = accountant.get_optimizer_hook_fn(sample_rate=0.25)
     with pytest.raises(InvalidInputError, match="got TruncatedDPOptimizer with cut 4 sigma"):
         hook(truncated)
@@ -124,7 +124,7 @@ def test_opacus_state_of_gaussian_accountants_loads(tmp_path):
     assert certified.accountant.history == [(1.0, 0.25, 4)] == prv.accountant.history
     state = certified.accountant.state_dict()
     assert dict(state) == {"history": [(1.0, 0.25, 4)], "mechanism": "certified"}
-    again = CertifiedAccountant()
+    again = CertifiedGaussianAccountant()
     again.load_state_dict(state)
     assert again.get_epsilon(1e-5) == certified.get_epsilon(1e-5)
     with pytest.raises(InvalidInputError, match=r"must be one of \('certified', .*got 'truncated'"):
@@ -139,7 +139,7 @@ def test_opacus_noise_search_with_the_certified_accountant_is_certified():
     sigma = opacus_search(
         target_epsilon=2.0, target_delta=1e-5, sample_rate=0.25, steps=8, accountant="certified"
     )
-    accountant = CertifiedAccountant()
+    accountant = CertifiedGaussianAccountant()
     accountant.history = [(sigma, 0.25, 8)]
     assert 2.0 - 0.01 <= accountant.get_epsilon(1e-5) <= 2.0
     ours = get_noise_multiplier(
@@ -177,7 +177,7 @@ def test_prv_interval_is_what_opacus_reports():
 
 
 def test_the_bracket_lies_in_prv_interval_of_the_same_history():
-    accountant = CertifiedAccountant()
+    accountant = CertifiedGaussianAccountant()
     accountant.step(noise_multiplier=1.0, sample_rate=0.05, steps=40)
     bounds = accountant.epsilon_bounds(1e-5)
     lower, upper = prv_interval(accountant.history, 1e-5)

@@ -10,7 +10,7 @@ pytest.importorskip("opacus")
 
 from opacus import PrivacyEngine
 
-from optimizers.opacus import CertifiedAccountant, TruncatedPrivacyEngine
+from optimizers.opacus import CertifiedGaussianAccountant, TruncatedPrivacyEngine
 from tests.optimizers.opacus.support import quietly, torch
 from tests.optimizers.opacus.test_certified import prv_interval
 
@@ -78,4 +78,4 @@ def test_one_changed_line_reports_a_certified_eps_inside_prv_interval(make_engin
     if isinstance(engine, TruncatedPrivacyEngine):
         assert engine.accountant.dimension == parameters == 20 * 16 + 16 + 16 * 2 + 2
     else:
-        assert isinstance(engine.accountant, CertifiedAccountant)
+        assert isinstance(engine.accountant, CertifiedGaussianAccountant)

@@ -19,7 +19,7 @@ from scipy import stats
 from accountant import InvalidInputError, SubsampledTruncatedGaussian
 from accountant.dpsgd import DPSGDAccountant
 from optimizers.opacus import (
-    CertifiedAccountant,
+    CertifiedGaussianAccountant,
     TruncatedAccountant,
     TruncatedDPOptimizer,
     TruncatedPrivacyEngine,
@@ -178,7 +178,7 @@ def test_another_model_on_the_same_engine_is_refused():
 
 def test_a_replaced_accountant_must_account_truncated_noise():
     engine = quietly(TruncatedPrivacyEngine)
-    engine.accountant = CertifiedAccountant()
+    engine.accountant = CertifiedGaussianAccountant()
     with pytest.raises(InvalidInputError, match="must be a TruncatedAccountant, got Certified"):
         _private(engine)
     engine.accountant = TruncatedAccountant(cut=4.0, truncation="clamped")  # other settings
