@@ -53,7 +53,7 @@ ENGINE_CASES = [
             (-1e-9, "got -1e-09"),
             (1.0, "got 1.0"),
             ("1e-9", "got '1e-9'"),
-            (None, "got None"),
+            (True, "got True"),
         ],
     ),
     *each(

@@ -6,9 +6,12 @@ try:
     import torch
 
     from optimizers.opacus import (
+        CertifiedGaussianAccountant,
         TruncatedAccountant,
         TruncatedDPOptimizer,
+        TruncatedPrivacyEngine,
         TruncationSettings,
+        get_noise_multiplier,
         make_private_truncated,
         make_private_truncated_with_epsilon,
         truncated_gaussian_noise,
@@ -21,6 +24,7 @@ from tests.bad_inputs.catalogue import (
     FINITE,
     INF,
     NAN,
+    NOT_POSITIVE,
     POSITIVE_INT,
     POSITIVE_REAL,
     TARGET_DELTA,
@@ -72,6 +76,37 @@ if torch is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return call(_engine() if engine is None else engine, **(values | changes))
+
+    def _certified_step(**changes):
+        values = {"noise_multiplier": 1.0, "sample_rate": 0.1} | changes
+        return CertifiedGaussianAccountant().step(**values)
+
+    def _truncated_engine(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return TruncatedPrivacyEngine(**kw)
+
+    def _engine_private(method="make_private", **changes):
+        model = nn.Linear(4, 2)
+        data = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8).long()), batch_size=4)
+        values = {
+            "module": model,
+            "optimizer": torch.optim.SGD(model.parameters(), lr=0.1),
+            "data_loader": data,
+            "max_grad_norm": 1.0,
+        }
+        if method == "make_private":
+            values["noise_multiplier"] = 1.0
+        else:
+            values |= {"target_epsilon": 2.0, "target_delta": 1e-5, "epochs": 1}
+        engine = _truncated_engine()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return getattr(engine, method)(**(values | changes))
+
+    def _search(**changes):
+        values = {"target_epsilon": 2.0, "target_delta": 1e-5, "sample_rate": 0.1, "steps": 10}
+        return get_noise_multiplier(**(values | {"dimension": 10} | changes))
 
     def _optimizer(**changes):
         model = nn.Linear(1, 1)
@@ -185,6 +220,141 @@ if torch is not None:
                 ([(1.0, 0.1, 0)], "[0] steps must be a positive integer, got 0"),
                 ([[INF, 0.1, 1]], "[0] noise_multiplier must be finite, got inf"),
             ],
+        ),
+        *each(
+            "CertifiedGaussianAccountant",
+            "accuracy",
+            lambda v: CertifiedGaussianAccountant(accuracy=v),
+            [(0.0, "got 0.0"), (1.0, "got 1.0"), (NAN, "got nan")],
+        ),
+        *each(
+            "CertifiedGaussianAccountant",
+            "noise_multiplier",
+            lambda v: _certified_step(noise_multiplier=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "CertifiedGaussianAccountant",
+            "sample_rate",
+            lambda v: _certified_step(sample_rate=v),
+            Q,
+        ),
+        *each(
+            "CertifiedGaussianAccountant",
+            "delta",
+            lambda v: CertifiedGaussianAccountant().get_epsilon(v),
+            TARGET_DELTA,
+        ),
+        *each(
+            "CertifiedGaussianAccountant",
+            "eps_error",
+            lambda v: CertifiedGaussianAccountant().get_epsilon(1e-5, eps_error=v),
+            POSITIVE_REAL[:3] + NOT_POSITIVE,
+        ),
+        *each(
+            "CertifiedGaussianAccountant",
+            "mechanism",
+            lambda v: CertifiedGaussianAccountant().load_state_dict(
+                {"history": [], "mechanism": v}
+            ),
+            [("truncated", "got 'truncated'"), (None, "got None")],
+        ),
+        *each("TruncatedPrivacyEngine", "cut", lambda v: _truncated_engine(cut=v), FINITE),
+        *each(
+            "TruncatedPrivacyEngine",
+            "truncation",
+            lambda v: _truncated_engine(truncation=v),
+            TRUNCATION[:1],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "accuracy",
+            lambda v: _truncated_engine(accuracy=v),
+            [(2.0, "got 2.0")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "noise_multiplier",
+            lambda v: _engine_private(noise_multiplier=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "max_grad_norm",
+            lambda v: _engine_private(max_grad_norm=v),
+            [*FINITE, ([1.0], "got [1.0]")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "max_grad_norm",
+            lambda v: _engine_private(max_grad_norm=v, clipping="per_layer"),
+            [([1.0], "got [1.0]"), (1.0, "got 1.0")],
+            tag="per_layer",
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "clipping",
+            lambda v: _engine_private(clipping=v),
+            [("adaptive", "'adaptive'"), ("per_sample", "'per_sample'")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "poisson_sampling",
+            lambda v: _engine_private(poisson_sampling=v),
+            [(False, "False")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "grad_sample_mode",
+            lambda v: _engine_private(grad_sample_mode=v),
+            [("ghost_fsdp", "'ghost_fsdp'")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "target_epsilon",
+            lambda v: _engine_private("make_private_with_epsilon", target_epsilon=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "target_delta",
+            lambda v: _engine_private("make_private_with_epsilon", target_delta=v),
+            TARGET_DELTA,
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "epochs",
+            lambda v: _engine_private("make_private_with_epsilon", epochs=v),
+            POSITIVE_INT,
+        ),
+        *each(
+            "get_noise_multiplier",
+            "target_epsilon",
+            lambda v: _search(target_epsilon=v),
+            POSITIVE_REAL,
+        ),
+        *each(
+            "get_noise_multiplier", "target_delta", lambda v: _search(target_delta=v), TARGET_DELTA
+        ),
+        *each("get_noise_multiplier", "sample_rate", lambda v: _search(sample_rate=v), Q),
+        *each("get_noise_multiplier", "steps", lambda v: _search(steps=v), POSITIVE_INT),
+        *each(
+            "get_noise_multiplier",
+            "epochs",
+            lambda v: _search(steps=None, epochs=v),
+            POSITIVE_INT,
+        ),
+        *each(
+            "get_noise_multiplier",
+            "dimension",
+            lambda v: _search(dimension=v),
+            [(None, "got None"), *POSITIVE_INT],
+        ),
+        *each(
+            "get_noise_multiplier",
+            "cut",
+            lambda v: _search(cut=v),
+            [(NAN, "got nan"), (-1.0, "got -1.0")],
         ),
         *each("truncated_gaussian_noise", "std", lambda v: _noise(std=v), POSITIVE_REAL),
         *each(
