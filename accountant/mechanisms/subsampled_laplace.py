@@ -50,17 +50,28 @@ by ``d`` moves at most ``d/4`` of mass: no density exceeds ``1/4``). The atoms g
 buckets of their losses, whose intervals are widened by the atoms' rounding.
 
 **Lattice** (:meth:`SubsampledLaplaceRelease.lattice`): the continuous part split onto the
-lattice keeping the mean, as :mod:`accountant.buckets.analytic_lattice` does for normal laws:
-each interval ``[a, b]`` of ``l`` between two lattice points gives ``m+ = ∫ D_a p / W`` to the
-upper and ``m- = ∫ D_b p / W`` to the lower one, ``D_a = c_a - ln(1 + s(a) expm1(-(l - a)))``,
+lattice by the dominating ("connect-the-dots") split that keeps every outcome's A-mass and
+B-mass, as :mod:`accountant.buckets.analytic_lattice` does for normal laws
+(:mod:`accountant.buckets.lattice_quadrature`): each interval ``[a, b]`` of ``l`` between two
+lattice points gives ``m+ = ∫ t p`` to the upper and ``m- = ∫ (1 - t) p`` to the lower one,
+
+    t = (1 - e^-D_a) / (1 - e^-W),      1 - t = e^-D_a (1 - e^-D_b) / (1 - e^-W)
+
+(mirrored, for the B/A release whose loss is ``-L``: ``t = e^-D_b (1 - e^-D_a) / (1 - e^-W)``,
+``1 - t = (1 - e^-D_b) / (1 - e^-W)``), ``D_a = c_a - ln(1 + s(a) expm1(-(l - a)))``,
 ``D_b = c_b + ln(1 + s(b) expm1(b - l))``, ``W = D_a(b)`` (``s(l) = q e^(-l)/(1 - q + q e^(-l))``
 = :func:`~accountant.mechanisms.subsampled_loss.tilt_share`), by 16-point Gauss-Legendre on
 panels of half-width ``eta <= 1/8`` with Trefethen's bound (*Approximation Theory and
 Approximation Practice*, Thm 19.3: ``E <= (64/15) eta M rho^(-2n-2) / (1 - rho^(-2))`` for
-``F`` analytic with ``|F| <= M`` on the disc of radius ``rho eta``, here ``rho = 4``). On that
-disc (``|Im z| <= 1/2``) ``|s(z)| <= 1.361 e^R s(a)`` (as in
+``F`` analytic with ``|F| <= M`` on the disc of radius ``R = rho eta``, here ``rho = 4``). On
+that disc (``|Im z| <= 1/2``) ``|s(z)| <= 1.361 e^R s(a)`` (as in
 :mod:`accountant.buckets.lattice_quadrature`), so ``|D_a|, |D_b| <= c + (b - a + R) 1.361 e^R
-s(a)``, and the density is at most its value at the disc's real ends.
+s(a)`` and ``Re D_a, Re D_b >= -R 1.361 e^R s(a) = -sigma``; with ``|1 - e^-D| <= |D|
+e^max(0, -Re D)`` and ``1 - e^-W >= W e^(-W/2)``, ``|t|, |1 - t| <= max |D| e^(2 sigma +
+W/2) / W``; the density is at most its value at the disc's real ends. The merged masses of
+each interval (:mod:`accountant.buckets.merged_lattice`) are its two split masses, and its
+B-mass times ``e^(g_K)`` from them through the points' distances from the lattice, as
+:func:`~accountant.buckets.analytic_lattice.round_law` gives them.
 """
 
 from __future__ import annotations
@@ -537,8 +548,9 @@ class SubsampledLaplaceRelease:
         max_buckets: int = 1 << 62,
     ) -> BucketedPLD:
         """The release rounded onto the lattice ``anchor + J width`` over the whole loss
-        range, keeping the mean (:mod:`accountant.buckets.analytic_lattice`, with the split
-        masses of :class:`ExponentialSplit`)."""
+        range by the dominating split, keeping A- and B-masses
+        (:mod:`accountant.buckets.analytic_lattice`, with the split masses of
+        :class:`ExponentialSplit`)."""
         stats = self.statistics(direction, tail_mass)
         g = self._g
         numerator = self._weights(direction)[0]
@@ -586,12 +598,15 @@ class ExponentialSplit:
         w_a, w_s = self.weights
         return 0.25 * (w_a * np.exp(0.5 * (ell - t)) + w_s * np.exp(-0.5 * (ell + t)))
 
-    def round_onto(self, anchor: float, k0: int, k1: int, width: float) -> LawRounding:
-        """The split of the continuous part onto ``anchor + K width``, ``K = k0 .. k1``: the
+    def round_onto(
+        self, anchor: float, k0: int, k1: int, width: float, mirrored: bool = False
+    ) -> LawRounding:
+        """The dominating split of the continuous part onto ``anchor + K width``,
+        ``K = k0 .. k1`` (``mirrored``: in the scale ``-L`` of the B/A release): the
         interval ends are ``x_K = h(g_K)`` clipped to the support (which they stop
         ``support_error`` inside), each interval split between ``P = L(x_K) - c`` and ``Q =
         L(x_{K+1}) + c'`` (``c, c' > 0`` only at a clipped end, keeping ``P``, ``Q`` next to
-        their lattice points), the drift measured from the floats (as
+        their lattice points), the drift measured from the floats, and the merged masses (as
         :func:`~accountant.buckets.analytic_lattice.round_law`)."""
         t = self.g.t
         scaled = np.arange(k0, k1 + 1, dtype=np.float64) * width
@@ -610,7 +625,7 @@ class ExponentialSplit:
         c_hi = np.where(above, np.maximum(-diff, 0.0), 0.0)
         used = np.flatnonzero(ends[1:] > ends[:-1])
         plus, minus, err_plus, err_minus = self.interval_masses(
-            ends[used], ends[used + 1], c_lo[used], c_hi[used + 1]
+            ends[used], ends[used + 1], c_lo[used], c_hi[used + 1], mirrored
         )
         masses, errors = np.zeros(points.size), np.zeros(points.size)
         masses[used] += minus
@@ -618,11 +633,43 @@ class ExponentialSplit:
         errors[used] += err_minus
         errors[used + 1] += err_plus
         drift = 0.0
+        merged, merged_c = np.zeros(points.size), np.zeros(points.size)
+        merged_errors, merged_c_errors = np.zeros(points.size), np.zeros(points.size)
+        c_relative = 0.0
         if used.size:
-            left = np.abs(diff[used] - c_lo[used]) + miss[used]
-            right = np.abs(diff[used + 1] + c_hi[used + 1]) + miss[used + 1]
+            low_gap = diff[used] - c_lo[used]  # P_K - g_K
+            high_gap = diff[used + 1] + c_hi[used + 1]  # Q_K - g_{K+1}
+            left = np.abs(low_gap) + miss[used]
+            right = np.abs(high_gap) + miss[used + 1]
             drift = float(max(np.max(left), np.max(right)))
-        return LawRounding(masses, errors, drift, ends, c_lo, c_hi)
+            # merged: A = m- + m+, C = e^{g_K - P_K} m- + e^{g_K - Q_K} m+ (mirrored:
+            # e^{P_K - g_{K+1}} m- + e^{Q_K - g_{K+1}} m+), the exponents within the points'
+            # miss and a few ulps of their size (as round_law)
+            merged[used] = minus + plus
+            merged_errors[used] = err_minus + err_plus
+            if mirrored:
+                down_factor, up_factor = np.exp(low_gap - width), np.exp(high_gap)
+            else:
+                down_factor, up_factor = np.exp(-low_gap), np.exp(-(width + high_gap))
+            merged_c[used] = down_factor * minus + up_factor * plus
+            merged_c_errors[used] = down_factor * err_minus + up_factor * err_plus
+            exponent = float(max(np.max(miss[used]), np.max(miss[used + 1])))
+            gaps = float(max(np.max(np.abs(low_gap)), np.max(np.abs(high_gap))))
+            exponent += 4.0 * U * (width + gaps)
+            c_relative = math.expm1(1.01 * exponent) + 4.0 * U
+        return LawRounding(
+            masses,
+            errors,
+            drift,
+            ends,
+            c_lo,
+            c_hi,
+            merged,
+            merged_c,
+            merged_errors,
+            merged_c_errors,
+            c_relative,
+        )
 
     def lost_beyond(self, rounded: LawRounding) -> float:
         """The numerator mass of ``[-t, low end]`` and ``[high end, t]`` (closed form, ends
@@ -641,18 +688,27 @@ class ExponentialSplit:
         return total * (1.0 + 1e-6) + _TINY
 
     def interval_masses(
-        self, lo: np.ndarray, hi: np.ndarray, c_lo: np.ndarray, c_hi: np.ndarray
+        self,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        c_lo: np.ndarray,
+        c_hi: np.ndarray,
+        mirrored: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(m+, m-, err+, err-)`` of the intervals ``[lo, hi]`` split between ``P = L(lo) -
-        c_lo`` and ``Q = L(hi) + c_hi`` (module docstring); the errors are absolute bounds.
+        """``(m+, m-, err+, err-)`` of the dominating split of the intervals ``[lo, hi]``
+        between ``P = L(lo) - c_lo`` and ``Q = L(hi) + c_hi`` (module docstring; ``mirrored``:
+        in the scale ``-L``); the errors are absolute bounds.
 
         Each interval is cut into equal panels of half-width at most
         :data:`PANEL_HALF_WIDTH`, each integrated by 16-point Gauss-Legendre with nodes
         placed by their offset from the nearer interval end (so ``l - a`` and ``b - l`` keep a
         relative error of a few ``u``). Quadrature error per panel: Trefethen's bound with
-        ``M`` from the module docstring. Rounding (relative): ``D`` and ``W``
-        (``e^W (err_s + 4u) + 4u``, ``err_s = 4u (|logit q| + |l| + 2)``, plus the low part of
-        ``b - a``), the density (``u (|l| + t + 8)``) and the sums (``32 u``)."""
+        ``M`` from the module docstring. Rounding (relative): ``D`` (``e_D = e^W (err_s +
+        4u) + 4u``, ``err_s = 4u (|logit q| + |l| + 2)``) through the weights (``-expm1(-D)``
+        has condition at most 1, ``exp(-D)`` turns it into ``D e_D <= W e_D``: ``e_D (1 +
+        W)``), ``W`` (the same plus the low part of ``b - a``) through ``-expm1(-W)``, the
+        density (``u (|l| + t + 8)``), the weights' own operations (``16 u``) and the sums
+        (``32 u``)."""
         if lo.size == 0:
             return (np.zeros(0),) * 4
         q, t = self.q, self.g.t
@@ -683,11 +739,17 @@ class ExponentialSplit:
             d_b = c_hi[chosen][:, None, None] + np.log1p(
                 s_hi[chosen][:, None, None] * np.expm1(tau_b)
             )
+            up, down = -np.expm1(-d_a), -np.expm1(-d_b)
+            if mirrored:
+                up = up * np.exp(-d_b)
+            else:
+                down = down * np.exp(-d_a)
             weight = self.density(ell) * (half[:, None, None] * gl_w)
-            w_inv = 1.0 / width[chosen]
-            plus[chosen] = np.sum(weight * d_a, axis=(1, 2)) * w_inv
-            minus[chosen] = np.sum(weight * d_b, axis=(1, 2)) * w_inv
-            # Trefethen's bound per panel: |F| <= p_max (|D| max) / W on the disc
+            w_inv = 1.0 / -np.expm1(-width[chosen])
+            plus[chosen] = np.sum(weight * up, axis=(1, 2)) * w_inv
+            minus[chosen] = np.sum(weight * down, axis=(1, 2)) * w_inv
+            # Trefethen's bound per panel: |F| <= p_max (|D| max) e^(2 sigma + W/2) / W on the
+            # disc (module docstring)
             radius = RHO * half
             mid = a[:, None] + (k[None, :] + 0.5) * step[:, None]
             p_max = np.maximum(
@@ -697,13 +759,15 @@ class ExponentialSplit:
                 np.maximum(c_lo[chosen], c_hi[chosen])
                 + (delta[chosen] + radius) * 1.361 * np.exp(radius) * s_lo[chosen]
             )
-            bound = _TREFETHEN * half * np.sum(p_max, axis=1) * d_max * w_inv
-            quad[chosen] = bound
+            sigma = radius * 1.361 * np.exp(radius) * s_lo[chosen]
+            growth = np.exp(2.0 * sigma + 0.5 * width[chosen]) / width[chosen]
+            bound = _TREFETHEN * half * np.sum(p_max, axis=1) * d_max * growth
+            quad[chosen] = bound * 1.01
         ell_max = np.maximum(np.abs(lo), np.abs(hi))
         err_s = 4.0 * U * (abs(self.logit) + ell_max + 2.0)
         with np.errstate(over="ignore"):
             e_d = np.exp(np.minimum(width, 700.0)) * (err_s + 4.0 * U) + 4.0 * U
         e_w = e_d + np.abs(delta_low) * s_lo / width + 3.0 * U
         e_density = U * (ell_max + t + 8.0) + self.g.t_error
-        relative = (e_d + e_w + e_density + 32.0 * U) * (1.0 + 1e-6)
+        relative = (e_d * (1.0 + width) + e_w + e_density + 48.0 * U) * (1.0 + 1e-6)
         return plus, minus, relative * plus + quad + _TINY, relative * minus + quad + _TINY

@@ -3,9 +3,12 @@
 They follow the definitions, not the library's formulas: the numerator density of the
 standard-normal coordinate ``y`` (``y = -x/sigma``), the A/B loss of an outcome
 (``mu y + mu^2/2`` for the Gaussian mechanism, ``-ln(1 - q + q e^-(mu y + mu^2/2))`` for the
-subsampled Gaussian), the atom at ``-ln(1 - q)``; and the mean-preserving split of
-``accountant.buckets.analytic_lattice``: an outcome with loss ``L`` gives the lattice point
-``g`` the share ``max(0, 1 - |L - g| / w)`` of its mass.
+subsampled Gaussian), the atom at ``-ln(1 - q)``; and the dominating ("connect-the-dots")
+split of ``accountant.buckets.analytic_lattice``: an outcome with loss ``L`` (in the release's
+own scale: ``-L`` for the B/A release of the subsampled Gaussian) between two points
+``P <= L <= Q`` gives ``Q`` the share ``(1 - e^-(L - P)) / (1 - e^-(Q - P))`` of its mass
+and ``P`` the rest, ``e^-(L - P) (1 - e^-(Q - L)) / (1 - e^-(Q - P))``, so that its A-mass
+and its B-mass ``e^-L`` are kept (atoms alike).
 """
 
 from __future__ import annotations
@@ -41,6 +44,24 @@ def law_of(m, direction: str) -> tuple:
     return mu, mp.mpf(1), lo, hi, z, mp.mpf(1), mp.mpf(0), mp.mpf(0), mp.mpf(0)
 
 
+def release_sign(m, direction: str) -> int:
+    """``-1`` when the release's loss is minus the A/B loss (the subsampled Gaussian's B/A,
+    whose numerator is ``B``), else ``1``."""
+    subsampled = isinstance(m, mechanisms.SubsampledTruncatedGaussian)
+    return -1 if subsampled and direction == "B/A" else 1
+
+
+def upper_share(loss, low, high):
+    """The share of the upper point ``high`` of an outcome with (release) loss ``loss`` in
+    ``[low, high]`` under the dominating split (mpf)."""
+    return -mp.expm1(-(loss - low)) / -mp.expm1(-(high - low))
+
+
+def lower_share(loss, low, high):
+    """The share of the lower point ``low`` (``1 - upper_share``, without cancellation)."""
+    return mp.exp(-(loss - low)) * -mp.expm1(-(high - loss)) / -mp.expm1(-(high - low))
+
+
 def _loss(mu, q):
     """The A/B loss as a function of ``y``."""
     if q == 1:
@@ -71,34 +92,46 @@ def _pieces(lo, hi):
 
 
 def hat_mass(m, direction: str, point, width: float):
-    """The numerator mass the split gives the A/B lattice point ``point`` (mpf)."""
+    """The numerator mass the dominating split gives the lattice point ``point`` (mpf, in
+    the A/B scale) from its neighbours ``point -+ width``, in the release's own scale."""
     mu, q, lo, hi, z, wa, ws, atom, atom_loss = law_of(m, direction)
     loss, y_of, dens = _loss(mu, q), _y_of(mu, q), _density(mu, z, wa, ws)
-    w = mp.mpf(width)
+    sign = release_sign(m, direction)
+    g, w = sign * point, mp.mpf(width)
     total = mp.mpf(0)
-    for a, b, hat in (
-        (point - w, point, lambda v: (v - (point - w)) / w),
-        (point, point + w, lambda v: (point + w - v) / w),
+    for a, b, share in (
+        (g - w, g, lambda v: upper_share(v, g - w, g)),
+        (g, g + w, lambda v: lower_share(v, g, g + w)),
     ):
-        ya, yb = max(y_of(a), lo), min(y_of(b), hi)
+        ab_lo, ab_hi = min(sign * a, sign * b), max(sign * a, sign * b)
+        ya, yb = max(y_of(ab_lo), lo), min(y_of(ab_hi), hi)
         if yb > ya:
-            total += mp.quad(lambda y, hat=hat: hat(loss(y)) * dens(y), [ya, yb])
-    if atom > 0 and point - w < atom_loss < point + w:
-        total += atom * (1 - abs(atom_loss - point) / w)
+            total += mp.quad(lambda y, share=share: share(sign * loss(y)) * dens(y), [ya, yb])
+    at = sign * atom_loss
+    if atom > 0 and g - w < at < g + w:
+        total += atom * (upper_share(at, g - w, g) if at < g else lower_share(at, g, g + w))
     return total
 
 
 def kernel_mass(m, direction: str, index: int, ends, c_low, c_high):
     """The exact mass at A/B position ``index`` of the split actually computed: interval
     ``[x_K, x_{K+1}]`` (float ends ``ends``) split between ``P = L(x_K) - c_low[K]`` and
-    ``Q = L(x_{K+1}) + c_high[K + 1]`` (``accountant.buckets.analytic_lattice``)."""
+    ``Q = L(x_{K+1}) + c_high[K + 1]`` (``accountant.buckets.analytic_lattice``), by the
+    dominating split in the release's own scale (``-Q <= -L <= -P`` when it is ``-L``)."""
     mu, q, _, _, z, wa, ws, _, _ = law_of(m, direction)
+    sign = release_sign(m, direction)
 
     def loss(ell):
         return ell if q == 1 else -mp.log(1 - q + q * mp.exp(-ell))
 
     def dens(ell):
         return (wa * mp.npdf(ell / mu - mu / 2) + ws * mp.npdf(ell / mu + mu / 2)) / (z * mu)
+
+    def share(v, p, top, upper):
+        if sign > 0:
+            return upper_share(v, p, top) if upper else lower_share(v, p, top)
+        # in the scale -L the lower point is -top: Q's share is the lower point's there
+        return lower_share(-v, -top, -p) if upper else upper_share(-v, -top, -p)
 
     total = mp.mpf(0)
     for k, upper in ((index - 1, True), (index, False)):
@@ -107,25 +140,26 @@ def kernel_mass(m, direction: str, index: int, ends, c_low, c_high):
         a, b = mp.mpf(float(ends[k])), mp.mpf(float(ends[k + 1]))
         p = loss(a) - mp.mpf(float(c_low[k]))
         top = loss(b) + mp.mpf(float(c_high[k + 1]))
-        if upper:
-            total += mp.quad(lambda e, p=p, top=top: (loss(e) - p) / (top - p) * dens(e), [a, b])
-        else:
-            total += mp.quad(lambda e, p=p, top=top: (top - loss(e)) / (top - p) * dens(e), [a, b])
+        total += mp.quad(
+            lambda e, p=p, top=top, upper=upper: share(loss(e), p, top, upper) * dens(e), [a, b]
+        )
     return total
 
 
-def kept_moments(m, direction: str, low, high):
-    """``(mass, mean A/B loss)`` of the numerator's finite outcomes with A/B loss in
-    ``[low, high]`` (mpf), the atom included."""
+def kept_masses(m, direction: str, low, high):
+    """``(A-mass, B-mass)`` of the numerator's finite outcomes with A/B loss in
+    ``[low, high]`` (mpf), the atom included: the B-mass weighs each outcome by ``e^-L`` of
+    its loss ``L`` in the release's own scale."""
     mu, q, lo, hi, z, wa, ws, atom, atom_loss = law_of(m, direction)
     loss, y_of, dens = _loss(mu, q), _y_of(mu, q), _density(mu, z, wa, ws)
+    sign = release_sign(m, direction)
     a, b = max(lo, y_of(low)), min(hi, y_of(high))
     points = _pieces(a, b)
     mass = mp.quad(dens, points)
-    first = mp.quad(lambda y: loss(y) * dens(y), points)
+    b_mass = mp.quad(lambda y: mp.exp(-sign * loss(y)) * dens(y), points)
     if atom > 0 and low <= atom_loss <= high:
-        mass, first = mass + atom, first + atom * atom_loss
-    return mass, first / mass
+        mass, b_mass = mass + atom, b_mass + atom * mp.exp(-sign * atom_loss)
+    return mass, b_mass
 
 
 def finite_mass(m, direction: str):
@@ -154,28 +188,30 @@ def laplace_law(m) -> tuple:
 
 
 def laplace_split_mass(m, below, point, above):
-    """The mass the split gives ``point`` from its neighbours ``below`` and ``above`` (the
-    split is exact at these floats); atoms by the hat of the same points."""
-    c, top, atoms = laplace_law(m)
+    """The mass the dominating split gives ``point`` from its neighbours ``below`` and
+    ``above`` (the split is exact at these floats), atoms included."""
+    c, top, atom_list = laplace_law(m)
     below, point, above = (mp.mpf(float(v)) for v in (below, point, above))
     total = mp.mpf(0)
     for a, b, share in (
-        (below, point, lambda v: (v - below) / (point - below)),
-        (point, above, lambda v: (above - v) / (above - point)),
+        (below, point, lambda v: upper_share(v, below, point)),
+        (point, above, lambda v: lower_share(v, point, above)),
     ):
         lo, hi = max(a, -top), min(b, top)
         if hi > lo:
             total += mp.quad(lambda v, share=share: share(v) * c * mp.exp(v / 2), [lo, hi])
-        for loss, mass in atoms:
-            if a < loss < b or loss == point:
-                total += mass * (share(loss) if loss != point else 1) / (2 if loss == point else 1)
+        for loss, mass in atom_list:
+            if a < loss < b:
+                total += mass * share(loss)
+            elif loss == point:
+                total += mass / 2
     return total
 
 
-def laplace_moments(m):
-    """``(finite A-mass, mean A/B loss)``."""
+def laplace_masses(m):
+    """``(finite A-mass, finite B-mass)``: the B-mass weighs each loss ``L`` by ``e^-L``."""
     c, top, atoms = laplace_law(m)
     mass = mp.quad(lambda v: c * mp.exp(v / 2), [-top, top]) + sum(a for _, a in atoms)
-    first = mp.quad(lambda v: v * c * mp.exp(v / 2), [-top, top])
-    first += sum(loss * a for loss, a in atoms)
-    return mass, first / mass
+    b_mass = mp.quad(lambda v: c * mp.exp(-v / 2), [-top, top])
+    b_mass += sum(a * mp.exp(-loss) for loss, a in atoms)
+    return mass, b_mass

@@ -1,7 +1,8 @@
-"""Analytic releases rounded onto a lattice (``accountant.buckets.analytic_lattice``): the
-masses against mpmath (the split actually computed, within its certified error, and the
-ideal mean-preserving split, within the drift), total mass and mean kept, the numba kernel
-against a numpy oracle, and the engine taking the lattice path."""
+"""Analytic releases rounded onto a lattice (``accountant.buckets.analytic_lattice``) by the
+dominating ("connect-the-dots") split: the masses against mpmath (the split actually
+computed, within its certified error, and the ideal split at the exact lattice points, within
+the drift), total A-mass and B-mass kept, the numba kernel against a numpy oracle, and the
+engine taking the lattice path."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from accountant.buckets import analytic_lattice
 from accountant.buckets._lattice_kernel import gl_order, gl_tables, split_kernel
 from accountant.buckets.bucketed import BucketBudgetError
 from accountant.buckets.lattice_quadrature import SmoothLaw, two_difference
+from accountant.buckets.rounding import MEAN_STEP
 from accountant.mechanisms.gaussian import gaussian_law
 from accountant.mechanisms.subsampled_gaussian_masses import subsampled_law
 from tests.buckets import lattice_reference as ref
@@ -57,7 +59,14 @@ def _rounding(name: str, direction: str):
     else:
         part = gaussian_law(m, release._bound, release._log_z)
     k0, k1, anchor = (-last, -first, -ANCHOR) if flip else (first, last, ANCHOR)
-    return m, pld, part.round_onto(anchor, k0, k1, WIDTH), flip
+    return m, pld, part.round_onto(anchor, k0, k1, WIDTH, mirrored=flip), flip
+
+
+def _split_drift(pld) -> float:
+    """How far the split points may lie from the lattice points: the release's drift less the
+    largest mean of a rounding step (``hoeffding_drift = MEAN_STEP w^2 + drift``)."""
+    step = MEAN_STEP * pld.width * pld.width
+    return max(pld.hoeffding_drift - step, 0.0) + 4.0 * U * step
 
 
 def _ab_point(pld, index: int, flip: bool):
@@ -90,29 +99,36 @@ def test_masses_match_the_computed_split_within_the_certified_error(name, direct
 
 
 @pytest.mark.parametrize(("name", "direction"), CASES)
-def test_masses_match_the_mean_preserving_split_within_the_drift(name, direction):
-    """The stored masses against the ideal split at the exact lattice points: within the
-    certified error plus the effect of the drift ``delta`` (the computed split's points are
-    ``delta`` from the lattice: each outcome's share moves by at most ``4.2 delta / w``, and
-    only outcomes within two lattice steps of the point are involved)."""
+def test_masses_match_the_dominating_split_within_the_drift(name, direction):
+    """The stored masses against the ideal dominating split at the exact lattice points:
+    within the certified error plus the effect of the drift ``delta`` (the computed split's
+    points are ``delta`` from the lattice: moving ``P`` or ``Q`` by ``delta`` moves an
+    outcome's share ``t`` by at most ``delta (1 - t)/(1 - e^-W)`` or ``delta t e^-W/(1 -
+    e^-W)``, in all at most ``delta e^(W/2)/W``; 4.2 of it, for outcomes within two lattice
+    steps of the point)."""
     m, pld, _rounded, flip = _rounding(name, direction)
     ref_direction = direction if _subsampled(m) else "A/B"
     masses = pld.mass_a
     for j in _picks(masses)[1:-1]:
-        exact = ref.hat_mass(m, ref_direction, _ab_point(pld, j, flip), WIDTH)
+        point = _ab_point(pld, j, flip)
+        exact = ref.hat_mass(m, ref_direction, point, WIDTH)
         near = masses[max(0, j - 2) : j + 3]
         error = pld.relative_error * masses[j] + pld.entry_error
-        drift = 4.2 * pld.hoeffding_drift / WIDTH * float(np.sum(near)) * (1.0 + 1e-6)
+        spread = 4.2 * math.exp(WIDTH / 2) / WIDTH
+        drift = spread * _split_drift(pld) * float(np.sum(near)) * (1.0 + 1e-6)
         assert abs(mp.mpf(float(masses[j])) - exact) <= error + drift, j
-    assert pld.hoeffding_drift < 1e-13
+    assert _split_drift(pld) < 1e-13
     assert pld.hoeffding_variance == WIDTH**2
 
 
 @pytest.mark.parametrize(("name", "direction"), CASES)
-def test_total_mass_and_mean_are_kept(name, direction):
+def test_total_a_and_b_masses_are_kept(name, direction):
     """The rounded masses sum to the finite numerator mass within the certified errors and
-    the lost mass, and their mean is the mean loss of the outcomes kept (mpmath) within the
-    drift, the certified errors and the lost mass times the range."""
+    the lost mass, and to the A-mass of the outcomes kept (mpmath); their B-mass
+    ``sum_J m_J e^-g_J`` is the B-mass of the outcomes kept (``e^-L`` in the release's own
+    scale) within the drift (the split points lie ``delta`` from the lattice: ``e^-g`` is
+    ``e^-P`` within a relative ``expm1(delta)``), the certified errors (weighed by
+    ``e^-g``) and the lost mass (at most ``e^-(g_0 - delta)`` each), atoms included."""
     m, pld, _, flip = _rounding(name, direction)
     ref_direction = direction if _subsampled(m) else "A/B"
     masses = pld.mass_a
@@ -124,21 +140,21 @@ def test_total_mass_and_mean_are_kept(name, direction):
     points = pld.first_index + np.arange(pld.size, dtype=np.float64)
     losses = ANCHOR + points * WIDTH
     ab = [_ab_point(pld, 0, flip), _ab_point(pld, pld.size - 1, flip)]
-    kept, mean = ref.kept_moments(m, ref_direction, min(ab), max(ab))
-    mean = -mean if flip else mean
-    rounded_mean = math.fsum(masses * losses) / total
-    span = float(losses[-1] - losses[0])
-    tolerance = (
-        pld.hoeffding_drift
-        + float(np.sum(np.abs(losses - float(mean)) * errors)) / total
-        + pld.lost_a * span / total
-        + 1e-15 * (abs(float(mean)) + span)
-    )
-    assert abs(rounded_mean - float(mean)) <= tolerance
+    kept, kept_b = ref.kept_masses(m, ref_direction, min(ab), max(ab))
     assert abs(total - float(kept)) <= slack + pld.lost_a
+    scale = np.exp(-losses)
+    b_total = math.fsum(masses * scale)
+    drift = _split_drift(pld)
+    tolerance = (
+        math.expm1(drift) * math.fsum((masses + errors) * scale)
+        + math.fsum(errors * scale) * (1.0 + 1e-9)
+        + pld.lost_a * math.exp(drift - float(losses[0]))
+        + 1e-15 * (np.max(np.abs(losses)) + 1.0) * b_total
+    )
+    assert abs(b_total - float(kept_b)) <= tolerance
 
 
-def _oracle(lo, hi, c_lo, c_hi, law, radius, panels):
+def _oracle(lo, hi, c_lo, c_hi, law, radius, panels, mirrored):
     """A slow numpy rendering of ``split_kernel``: ``(m+, m-, quadrature error, order)``."""
     q, mu = law.q, law.mu
     delta, delta_low = two_difference(hi, lo)
@@ -155,7 +171,8 @@ def _oracle(lo, hi, c_lo, c_hi, law, radius, panels):
             eta = 0.5 * (((d - left) + dl) if last else (p + 1) * step - left)
             ys = np.abs(np.array(law.side_y(np.array([lo[j] + left + eta]))))[:, 0]
             live = ys[np.array(law.weights) > 0]
-            r_y = max(radius[j] / mu, min(1.0 / (live.max() + eta / mu + 1.0), 1.0 / mu))
+            cap = 1.0 if q == 1.0 else min(1.0, 1.0 / (3.7 * s_lo[j]))
+            r_y = max(radius[j] / mu, min(1.0 / (live.max() + eta / mu + 1.0), cap / mu))
             rho = mu * r_y / eta
             order = gl_order(rho)
             nodes, weights = np.polynomial.legendre.leggauss(order)
@@ -170,20 +187,30 @@ def _oracle(lo, hi, c_lo, c_hi, law, radius, panels):
             dens = law.density(ell)
             d_a = tau_a if q == 1.0 else -np.log1p(s_lo[j] * np.expm1(-tau_a))
             d_b = tau_b if q == 1.0 else np.log1p(s_hi[j] * np.expm1(tau_b))
-            out[0, j] += eta * np.sum(weights * dens * (d_a + c_lo[j])) / width
-            out[1, j] += eta * np.sum(weights * dens * (d_b + c_hi[j])) / width
+            d_a, d_b = d_a + c_lo[j], d_b + c_hi[j]
+            up, down = -np.expm1(-d_a), -np.expm1(-d_b)
+            if mirrored:
+                up = up * np.exp(-d_b)
+            else:
+                down = down * np.exp(-d_a)
+            norm = -math.expm1(-width)
+            out[0, j] += eta * np.sum(weights * dens * up) / norm
+            out[1, j] += eta * np.sum(weights * dens * down) / norm
             bound = law.density_bound([np.array([y]) for y in ys], np.array([r_y]))[0]
             reach = mu * r_y * (1.0 if q == 1.0 else 1.361 * math.exp(mu * r_y))
-            factor = (1.0 + 1.01 * reach * s_lo[j] / width) * bound * rho ** (-2.0 * order - 2.0)
+            spread = reach * s_lo[j]
+            growth = 1.01 * (1.0 + spread / width) * math.exp(2.0 * spread + 0.5 * width)
+            factor = growth * bound * rho ** (-2.0 * order - 2.0)
             out[2, j] += 64.0 / 15.0 * eta * factor / (1.0 - rho**-2.0) * (1.0 + 1e-6)
             out[3, j] = max(out[3, j], order)
     return out
 
 
+@pytest.mark.parametrize("numerator", ["A", "B"])
 @pytest.mark.parametrize("q", [0.01, 0.5, 1.0])
-def test_split_kernel_matches_its_numpy_oracle(q):
+def test_split_kernel_matches_its_numpy_oracle(q, numerator):
     rng = np.random.default_rng(7)
-    weights = (1.0, 0.0) if q == 1.0 else (1.0 - q, q)
+    weights = (1.0, 0.0) if numerator == "A" else (1.0 - q, q)
     law = SmoothLaw(0.9, q, weights, -1e-3, 0.0, (-7.0, 7.0), 0.0)
     lo = np.sort(rng.uniform(-6.0, 6.0, 40))
     hi = lo + rng.choice([1e-4, 0.05, 0.7, 3.0], lo.size)
@@ -195,7 +222,8 @@ def test_split_kernel_matches_its_numpy_oracle(q):
     s_lo, s_hi = law.share(lo), law.share(hi)
     w_ab = -np.log1p(s_lo * np.expm1(-delta)) if q < 1.0 else delta.copy()
     w_ab = w_ab + c_lo + c_hi
-    numbers = (q, law.mu, *law.weights, law.log_norm, law.norm_error)
+    mirrored = numerator == "B"
+    numbers = (q, law.mu, *law.weights, law.log_norm, law.norm_error, float(mirrored))
     plus, minus, _, _, quad, order = split_kernel(
         lo,
         hi,
@@ -211,7 +239,7 @@ def test_split_kernel_matches_its_numpy_oracle(q):
         numbers,
         *gl_tables(),
     )
-    expected = _oracle(lo, hi, c_lo, c_hi, law, radius, panels)
+    expected = _oracle(lo, hi, c_lo, c_hi, law, radius, panels, mirrored)
     np.testing.assert_allclose(plus, expected[0], rtol=1e-13)
     np.testing.assert_allclose(minus, expected[1], rtol=1e-13)
     np.testing.assert_allclose(quad, expected[2], rtol=1e-12)
@@ -233,11 +261,12 @@ LAPLACE = {
 
 @pytest.mark.parametrize("name", sorted(LAPLACE))
 @pytest.mark.parametrize("width", [1e-3, 0.37])
-def test_laplace_masses_mass_and_mean(name, width):
+def test_laplace_masses_and_a_and_b_masses(name, width):
     """Laplace (closed forms, ``accountant.mechanisms.laplace_lattice``): every mass against
-    mpmath's split at the float lattice points within the certified error (atoms are split
-    at the exact points: within the drift), the total within the errors and the lost mass,
-    the mean within the drift and the errors; both directions give the same release."""
+    mpmath's dominating split at the float lattice points within the certified error (atoms
+    are split at the exact points: within the drift), the total A-mass and B-mass
+    ``sum m e^-g`` within the errors, the drift and the lost mass; both directions give the
+    same release."""
     m = LAPLACE[name]
     release = m.bucket_release()
     pld = release.lattice("A/B", width, ANCHOR, TAIL)
@@ -246,25 +275,29 @@ def test_laplace_masses_mass_and_mean(name, width):
     points = ANCHOR + np.arange(pld.first_index, pld.first_index + pld.size, dtype=float) * width
     masses = pld.mass_a
     errors = pld.relative_error * masses + pld.entry_error
+    spread = 4.2 * math.exp(width / 2) / width
     for j in range(1, pld.size - 1):
-        exact = ref.laplace_split_mass(m, points[j - 1], points[j], points[j + 1])
-        drift = 4.2 * pld.hoeffding_drift / width * float(np.sum(masses[max(0, j - 2) : j + 3]))
+        around = points[j - 1], points[j], points[j + 1]
+        exact = ref.laplace_split_mass(m, *around)
+        drift = spread * _split_drift(pld) * float(np.sum(masses[max(0, j - 2) : j + 3]))
         assert abs(mp.mpf(float(masses[j])) - exact) <= errors[j] + drift, j
         if j > 40:
             break
-    finite, mean = ref.laplace_moments(m)
+    finite, finite_b = ref.laplace_masses(m)
     total = math.fsum(masses)
     slack = float(np.sum(errors)) * (1.0 + 1e-9) + 1e-15
     assert float(finite) - pld.lost_a - slack <= total <= float(finite) + slack
-    span = float(points[-1] - points[0])
+    scale = np.exp(-points)
+    b_total = math.fsum(masses * scale)
+    drift = _split_drift(pld)
     tolerance = (
-        pld.hoeffding_drift
-        + float(np.sum(np.abs(points - float(mean)) * errors)) / total
-        + pld.lost_a * span / total
-        + 1e-15 * (abs(float(mean)) + span)
+        math.expm1(drift) * math.fsum((masses + errors) * scale)
+        + math.fsum(errors * scale) * (1.0 + 1e-9)
+        + pld.lost_a * math.exp(drift - float(points[0]))
+        + 1e-15 * (float(np.max(np.abs(points))) + 1.0) * b_total
     )
-    assert abs(math.fsum(masses * points) / total - float(mean)) <= tolerance
-    assert pld.hoeffding_variance == width**2 and pld.hoeffding_drift < 1e-14
+    assert abs(b_total - float(finite_b)) <= tolerance
+    assert pld.hoeffding_variance == width**2 and drift < 1e-14
 
 
 def test_b_errors_cover_losses_whose_exponential_overflows():

@@ -168,9 +168,12 @@ def test_max_finite_loss_is_a_tight_upper_bound(scale, q):
 @pytest.mark.parametrize(("scale", "q"), SETTINGS, ids=IDS)
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_lattice_split_masses_within_their_errors_of_mpmath(scale, q, direction):
-    """``m+ = ∫ (L - P)/W p``, ``m- = ∫ (Q - L)/W p`` over random intervals of ``l``."""
+    """The dominating split over random intervals of ``l``: ``m+ = ∫ t p``, ``m- = ∫ (1 - t)
+    p`` with ``t = (1 - e^-(L - P)) / (1 - e^-W)`` in the release's own loss scale (``-L``
+    for B/A: the points swap roles), so that A- and B-masses are kept."""
     mechanism = SubsampledLaplace(scale=scale, sampling_rate=q)
     weights = (1.0, 0.0) if direction == "A/B" else (1.0 - q, q)  # the numerator's sides
+    mirrored = direction == "B/A"
     part = ExponentialSplit(mechanism.geometry, weights)
     t = mechanism.geometry.t
     rng = np.random.default_rng(3)
@@ -178,23 +181,35 @@ def test_lattice_split_masses_within_their_errors_of_mpmath(scale, q, direction)
     hi = np.minimum(lo + rng.choice([1e-6, 1e-3, 0.3, 2.0], 12), t)
     c_lo = np.where(rng.random(12) < 0.3, 1e-4, 0.0)
     c_hi = np.zeros(12)
-    plus, minus, err_plus, err_minus = part.interval_masses(lo, hi, c_lo, c_hi)
+    plus, minus, err_plus, err_minus = part.interval_masses(lo, hi, c_lo, c_hi, mirrored)
     loss = _law(scale, q, "A/B")[3]
     w_a, w_s = (mp.mpf(w) for w in weights)
     tt = mp.mpf(t)
+    sign = -1 if mirrored else 1
 
     def p(u):
         return (w_a * mp.exp((u - tt) / 2) + w_s * mp.exp(-(u + tt) / 2)) / 4
 
+    def shares(u, low, high):
+        """``(to Q, to P)`` of the outcome at ``u`` (module docstring)."""
+        d_a, d_b, norm = loss(u) - low, high - loss(u), -mp.expm1(-(high - low))
+        if mirrored:
+            return mp.exp(-d_b) * -mp.expm1(-d_a) / norm, -mp.expm1(-d_b) / norm
+        return -mp.expm1(-d_a) / norm, mp.exp(-d_a) * -mp.expm1(-d_b) / norm
+
     for i in range(12):
         a, b = mp.mpf(lo[i]), mp.mpf(hi[i])
         low, high = loss(a) - c_lo[i], loss(b) + c_hi[i]
-        width = high - low
-        exact_plus = mp.quad(lambda u, low=low: (loss(u) - low) * p(u), [a, b]) / width
-        exact_minus = mp.quad(lambda u, high=high: (high - loss(u)) * p(u), [a, b]) / width
+        exact_plus = mp.quad(lambda u, low=low, high=high: shares(u, low, high)[0] * p(u), [a, b])
+        exact_minus = mp.quad(lambda u, low=low, high=high: shares(u, low, high)[1] * p(u), [a, b])
         assert abs(plus[i] - exact_plus) <= err_plus[i]
         assert abs(minus[i] - exact_minus) <= err_minus[i]
         assert err_plus[i] <= 1e-12 * (plus[i] + minus[i]) + 1e-300
+        # the B-mass (e^-L in the release's own scale) is the outcomes'
+        b_exact = mp.quad(lambda u: mp.exp(-sign * loss(u)) * p(u), [a, b])
+        b_split = minus[i] * mp.exp(-sign * low) + plus[i] * mp.exp(-sign * high)
+        slack = err_minus[i] * mp.exp(-sign * low) + err_plus[i] * mp.exp(-sign * high)
+        assert abs(b_split - b_exact) <= slack
 
 
 @pytest.mark.slow
@@ -202,9 +217,9 @@ def test_lattice_split_masses_within_their_errors_of_mpmath(scale, q, direction)
     ("scale", "q", "times"), [(2.0, 0.1, 300), (8.0, 0.6, 100)], ids=["b=2,q=0.1", "b=8,q=0.6"]
 )
 def test_many_releases_through_the_lattice_bracket_dp_accountings_pld(scale, q, times):
-    """Many releases are rounded onto a lattice (mean kept); dp_accounting's pessimistic PLD
-    (interval 1e-5) lies at or above our lower bound, its optimistic one at or below our
-    upper bound."""
+    """Many releases are rounded onto a lattice (A- and B-masses kept); dp_accounting's
+    pessimistic PLD (interval 1e-5) lies at or above our lower bound, its optimistic one at or
+    below our upper bound."""
     from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
     eps = np.array([0.5, 1.0, 2.0])
