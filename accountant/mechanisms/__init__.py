@@ -17,6 +17,7 @@ from accountant.mechanisms.gaussian import GaussianMechanism, TruncatedGaussianM
 from accountant.mechanisms.laplace import LaplaceMechanism, TruncatedLaplaceMechanism
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 from accountant.mechanisms.subsampled_laplace import SubsampledLaplace
+from accountant.mechanisms.without_replacement import WithoutReplacementGaussian
 
 __all__ = [
     "GaussianMechanism",
@@ -26,4 +27,5 @@ __all__ = [
     "TruncatedDiscreteLaplaceMechanism",
     "TruncatedGaussianMechanism",
     "TruncatedLaplaceMechanism",
+    "WithoutReplacementGaussian",
 ]

@@ -126,7 +126,7 @@ UNSUPPORTED = [
     dp_event.UnsupportedDpEvent(),
     dp_event.SampledWithoutReplacementDpEvent(100, 10, dp_event.GaussianDpEvent(1.0)),
     dp_event.SampledWithReplacementDpEvent(100, 10, dp_event.GaussianDpEvent(1.0)),
-    dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(1.0)),
+    dp_event.PoissonSampledDpEvent(0.1, dp_event.RandomizedResponseDpEvent(0.5, 4)),
     dp_event.RandomizedResponseDpEvent(0.5, 4),
     dp_event.ZCDpEvent(1.0, 0.0),
     dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(1.0), dp_event.UnsupportedDpEvent()]),
@@ -177,7 +177,7 @@ def test_a_target_below_the_distinguishing_mass_gives_inf(grid_noise):
 @pytest.mark.parametrize(
     ("make", "named"),
     [
-        (lambda: CertifiedAccountant(NeighboringRelation.REPLACE_ONE), "neighboring_relation"),
+        (lambda: CertifiedAccountant(NeighboringRelation.REPLACE_SPECIAL), "neighboring_relation"),
         (lambda: CertifiedAccountant(accuracy=0.0), "accuracy"),
         (lambda: CertifiedAccountant().compose(dp_event.GaussianDpEvent(1.0), 0), "count"),
         (lambda: CertifiedAccountant().compose(dp_event.GaussianDpEvent(1.0), 1.5), "count"),

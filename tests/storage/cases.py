@@ -54,6 +54,10 @@ CASES: dict[str, tuple[Any, tuple[type, ...]]] = {
         mechanisms.SubsampledLaplace(scale=2.0, sampling_rate=0.1),
         (PrivacyBuckets, ExtendedMA),
     ),
+    "WithoutReplacementGaussian": (
+        mechanisms.WithoutReplacementGaussian(sigma=1.5, sampling_rate=0.1),
+        (PrivacyBuckets, ExtendedMA),
+    ),
     "SubsampledTruncatedGaussian": (
         mechanisms.SubsampledTruncatedGaussian(sigma=1.5, sampling_rate=0.1, cut=float("inf")),
         (PrivacyBuckets, ExtendedMA),
