@@ -5,6 +5,10 @@
    dp_accounting's answer with the exact delta and with certified PrivacyBuckets bounds.
 2. Account dp_accounting events (a DP-SGD run with truncated noise, plus a Gaussian query)
    with ``CertifiedAccountant``, next to dp_accounting's own PLDAccountant.
+3. Poisson-sampled Laplace events, and a DP-SGD run sampling batches without replacement
+   under replace-one neighbours (``NeighboringRelation.REPLACE_ONE``).
+4. Export the composed accountant as a pessimistic dp_accounting PLD and go on composing
+   it in dp_accounting.
 
     python examples/dp_accounting_interop.py          # 100 compositions
     python examples/dp_accounting_interop.py --fast   # 10, for the test suite
@@ -15,7 +19,9 @@ from __future__ import annotations
 import argparse
 
 from dp_accounting import dp_event
+from dp_accounting.pld import privacy_loss_distribution as dp_pld
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+from dp_accounting.privacy_accountant import NeighboringRelation
 
 from accountant import PrivacyBuckets, WorstCasePair, exact_delta, noise
 from accountant.interop import CertifiedAccountant, TruncatedNoiseDpEvent, to_dp_accounting_pld
@@ -60,6 +66,36 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{times} Gaussian releases (sigma 10), delta at eps=1: dp_accounting {theirs:.5e}, "
         f"certified [{mine.lower:.5e}, {mine.upper:.5e}]"
+    )
+
+    print("\n3. Poisson-sampled Laplace; sampling without replacement (replace-one)")
+    laplace = dp_event.SelfComposedDpEvent(
+        dp_event.PoissonSampledDpEvent(0.1, dp_event.LaplaceDpEvent(2.0)), 3 * times
+    )
+    theirs = PLDAccountant().compose(laplace).get_delta(0.5)
+    mine = CertifiedAccountant(accuracy=1e-3).compose(laplace).delta_bounds(0.5)
+    print(
+        f"{3 * times} Laplace steps (scale 2, q 0.1), delta at eps=0.5: dp_accounting "
+        f"{theirs:.5e}, certified [{mine.lower:.5e}, {mine.upper:.5e}]"
+    )
+    batches = dp_event.SelfComposedDpEvent(
+        dp_event.SampledWithoutReplacementDpEvent(60000, 600, dp_event.GaussianDpEvent(1.0)),
+        10 * times,
+    )
+    replace = CertifiedAccountant(NeighboringRelation.REPLACE_ONE, accuracy=1e-3)
+    bounds = replace.compose(batches).epsilon_bounds(1e-5)
+    print(
+        f"{10 * times} batches of 600 of 60000 without replacement (sigma 1, replace-one): "
+        f"eps at delta=1e-5 in [{bounds.lower:.4f}, {bounds.upper:.4f}]"
+    )
+
+    print("\n4. the composition exported to dp_accounting, composed further there")
+    exported = ours.to_dp_accounting_pld()
+    more = exported.compose(dp_pld.from_gaussian_mechanism(30.0))
+    print(
+        f"delta at eps=2: exported {exported.get_delta_for_epsilon(2.0):.5e} "
+        f"(certified upper {ours.get_delta(2.0):.5e}); with one more Gaussian release "
+        f"(sigma 30) composed by dp_accounting: {more.get_delta_for_epsilon(2.0):.5e}"
     )
 
 

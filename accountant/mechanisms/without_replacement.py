@@ -64,7 +64,7 @@ import math
 import attrs
 import numpy as np
 
-from accountant.buckets.analytic_lattice import Atom, NormalPart, lattice_release
+from accountant.buckets.analytic_lattice import Atom, LawRounding, NormalPart, lattice_release
 from accountant.buckets.bucketed import BucketedPLD
 from accountant.buckets.lattice_quadrature import SmoothLaw
 from accountant.buckets.sources import LossStatistics
@@ -324,73 +324,82 @@ class WithoutReplacementRelease:
         tail_mass: float,
         max_buckets: int = 1 << 62,
     ) -> BucketedPLD:
-        """The release rounded onto ``anchor + J width``, keeping the mean: each half is the
-        subsampled Gaussian's normal law restricted to ``l <= 0`` (support end exact: 0),
-        rounded by :func:`~accountant.buckets.analytic_lattice.lattice_release`; the atom sits
-        on the lattice point 0. The halves' masses add (each outcome is rounded by its own
-        half), their errors and lost masses add, the drift is the larger one."""
+        """The release split onto ``anchor + J width`` by the dominating split
+        (:func:`~accountant.buckets.analytic_lattice.lattice_release`, both directions alike):
+        its continuous part is :class:`SymmetricHalves` (each half the subsampled Gaussian's
+        normal law restricted to ``l <= 0``), the atom at 0 sits on the lattice."""
         check_one_direction("direction", direction)
         self._split(anchor, width)
         stats = self.statistics(direction, tail_mass)
-        g = self._g
-        halves = []
-        for name, weights, loss_range, atoms in (
-            ("B/A", (1.0 - g.q, g.q), (0.0, stats.high), []),
-            (
-                "A/B",
-                (1.0, 0.0),
-                (stats.low, 0.0),
-                [Atom(0.0, self.mechanism.atom, ATOM_RELATIVE_ERROR, 0.0)],
-            ),
-        ):
-            law = SmoothLaw(g.mu, g.q, weights, 0.0, 0.0, (-math.inf, 0.0), 0.0)
-            part_stats = LossStatistics(stats.mean, stats.variance, *loss_range, 0.0, None)
-            halves.append(
-                lattice_release(
-                    NormalPart(law, bounded=True),
-                    atoms,
-                    name,
-                    width,
-                    anchor,
-                    part_stats,
-                    MassLogs(),
-                    max_buckets,
-                )
-            )
-        return self._merged(halves, direction, width, anchor, tail_mass, max_buckets)
-
-    def _merged(self, halves, direction, width, anchor, tail_mass, max_buckets) -> BucketedPLD:
-        """The two rounded halves on one array."""
-        first = min(h.first_index for h in halves)
-        last = max(h.first_index + h.size - 1 for h in halves)
-        size = last - first + 1
-        mass_a, mass_b, entry_errors = np.zeros(size), np.zeros(size), np.zeros(size)
-        for half in halves:
-            at = slice(half.first_index - first, half.first_index - first + half.size)
-            mass_a[at] += half.mass_a
-            mass_b[at] += half.mass_b
-            entry_errors[at] += half.entry_errors
-        result = BucketedPLD(
-            width=width,
-            first_index=first,
-            mass_a=mass_a,
-            mass_b=mass_b,
-            offset_low=min(h.offset_low for h in halves),
-            offset_high=max(h.offset_high for h in halves),
-            mass_logs=MassLogs(),
-            lost_a=sum(h.lost_a for h in halves),
-            relative_error=max(h.relative_error for h in halves),
-            error_a=sum(h.error_a for h in halves),
-            error_b=sum(h.error_b for h in halves),
-            entry_error=sum(h.entry_error for h in halves),
-            entry_errors=entry_errors,
-            hoeffding_variance=width * width,
-            hoeffding_drift=max(h.hoeffding_drift for h in halves),
+        atom = Atom(0.0, self.mechanism.atom, ATOM_RELATIVE_ERROR, 0.0)
+        return lattice_release(
+            SymmetricHalves(self._g),
+            [atom],
+            "A/B",
+            width,
+            anchor,
+            stats,
+            MassLogs(),
+            max_buckets,
+            self._lattice_moments,
         )
-        key = (direction, width, anchor, tail_mass, max_buckets)
-        if key not in self._lattice_moments:
-            self._lattice_moments[key] = ((TailMoments.of(result), 1),)
-        return attrs.evolve(result, tail_moments=self._lattice_moments[key])
+
+
+class SymmetricHalves:
+    """The continuous part of ``omega*`` for
+    :func:`~accountant.buckets.analytic_lattice.lattice_release`: the subsampled Gaussian's A/B
+    law on ``l <= 0`` (numerator ``A``, losses ``-f(l) <= 0``) and its B/A law there (numerator
+    ``B``, losses ``f(l) >= 0``), each a :class:`~accountant.buckets.analytic_lattice.NormalPart`
+    with the exact support end 0. The second is split as the B/A release is (mirrored, on the
+    reflected lattice, reversed): each outcome is split by its own half, so the masses, the
+    errors and the merged masses of the halves add, and the drift is the larger one."""
+
+    def __init__(self, geometry):
+        g = geometry
+        laws = {
+            name: SmoothLaw(g.mu, g.q, weights, 0.0, 0.0, (-math.inf, 0.0), 0.0)
+            for name, weights in (("mirror", (1.0, 0.0)), ("positive", (1.0 - g.q, g.q)))
+        }
+        self.halves = {name: NormalPart(law, bounded=True) for name, law in laws.items()}
+        self._parts: dict[int, tuple[LawRounding, LawRounding]] = {}
+
+    def round_onto(
+        self, anchor: float, k0: int, k1: int, width: float, mirrored: bool = False
+    ) -> LawRounding:
+        """Both halves on ``anchor + K width``, ``K = k0 .. k1``, added (class docstring)."""
+        if mirrored:  # pragma: no cover - the pair is symmetric: split in the A/B scale only
+            raise ValueError("the symmetric pair is split in the A/B scale only")
+        mirror = self.halves["mirror"].round_onto(anchor, k0, k1, width)
+        positive = self.halves["positive"].round_onto(-anchor, -k1, -k0, width, mirrored=True)
+
+        def flipped(values: np.ndarray, merged: bool) -> np.ndarray:
+            # A/B interval K (lower point g_K) is interval -K-1 here: reversed, one step down
+            return np.append(values[::-1][1:], 0.0) if merged else values[::-1]
+
+        total = LawRounding(
+            mirror.masses + flipped(positive.masses, False),
+            mirror.errors + flipped(positive.errors, False),
+            max(mirror.drift, positive.drift),
+            mirror.ends,
+            mirror.c_low,
+            mirror.c_high,
+            mirror.merged + flipped(positive.merged, True),
+            mirror.merged_c + flipped(positive.merged_c, True),
+            mirror.merged_errors + flipped(positive.merged_errors, True),
+            mirror.merged_c_errors + flipped(positive.merged_c_errors, True),
+            max(mirror.merged_c_relative, positive.merged_c_relative),
+        )
+        if len(self._parts) > 64:
+            self._parts.clear()
+        self._parts[id(total)] = (mirror, positive)
+        return total
+
+    def lost_beyond(self, rounded: LawRounding) -> float:
+        """Both halves' masses outside their interval ends."""
+        mirror, positive = self._parts.pop(id(rounded))
+        return self.halves["mirror"].lost_beyond(mirror) + self.halves["positive"].lost_beyond(
+            positive
+        )
 
 
 def without_replacement_pair(

@@ -15,7 +15,14 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from accountant import InvalidInputError, PrivacyBuckets, WorstCasePair, exact_delta, noise
+from accountant import (
+    ExtendedMA,
+    InvalidInputError,
+    PrivacyBuckets,
+    WorstCasePair,
+    exact_delta,
+    noise,
+)
 from accountant.mechanisms import GaussianMechanism, WithoutReplacementGaussian
 from accountant.mechanisms.without_replacement import without_replacement_pair
 
@@ -207,13 +214,26 @@ def _gauss_hockey_any(first, second, eps):
     return 1 - mp.exp(eps) + mp.exp(eps) * _gauss_hockey(second, first, -eps)
 
 
-def test_log_moments_and_the_lattice_agree_with_buckets():
-    mechanism = WithoutReplacementGaussian(sigma=1.0, sampling_rate=0.02)
+def test_the_lattice_agrees_with_the_grid_pair():
+    """From 64 releases on the engine splits the release onto a lattice: the bracket then
+    contains the grid pair's (noise on a fine grid, cut at 12 sigma) and is as narrow."""
+    mechanism = WithoutReplacementGaussian(sigma=1.0, sampling_rate=0.05)
+    eps = np.array([0.5, 1.0, 2.0])
+    continuous = PrivacyBuckets(accuracy=1e-4).compose(mechanism, 70).delta(eps)
+    fine = noise.truncated_gaussian(1.0, 12.0, 0.005)
+    grid = PrivacyBuckets(accuracy=1e-4).compose(without_replacement_pair(fine, 1.0, 0.05), 70)
+    reference = grid.delta(eps)
+    assert (continuous.lower <= reference.upper).all()
+    assert (reference.lower <= continuous.upper).all()
+    assert (continuous.upper - continuous.lower <= 1e-4 * continuous.upper).all()
+
+
+def test_log_moments_are_symmetric_and_bound_the_certified_delta():
+    mechanism = WithoutReplacementGaussian(sigma=2.0, sampling_rate=0.02)
     assert mechanism.log_moment(2.0, "A/B") == mechanism.log_moment(2.0, "B/A")
     assert mechanism.log_moment(0.0, "A/B") == pytest.approx(0.0, abs=1e-13)
-    few = PrivacyBuckets(accuracy=1e-4).compose(mechanism, 50).delta(1.0)
-    many = PrivacyBuckets(accuracy=1e-4).compose(mechanism, 80).delta(1.0)  # the lattice
-    assert few.lower <= few.upper < many.upper
+    lower = PrivacyBuckets(accuracy=1e-3).compose(mechanism, 30).delta(1.0).lower
+    assert ExtendedMA().compose(mechanism, 30).delta(1.0).upper >= lower
 
 
 def test_rate_one_is_refused_naming_the_gaussian():
