@@ -1,32 +1,34 @@
-"""Analytic releases rounded onto a lattice, keeping the mean, without a grid (issue 12).
+"""Analytic releases split onto a lattice without a grid, and merged per interval (issues 12,
+26).
 
-:func:`~accountant.buckets.rounding.round_to_lattice` rounds the finite outcomes of a PLD;
+:func:`~accountant.buckets.rounding.round_to_lattice` splits the finite outcomes of a PLD;
 this module does the same for a continuous loss law given by normal densities (the Gaussian
 mechanism, plain or truncated, and the Poisson-subsampled Gaussian of DP-SGD), plus atoms:
-each outcome with loss ``L`` in ``[g_J, g_{J+1})`` (``g_J = anchor + J w``) gives
-``(g_{J+1} - L)/w`` of its A-mass to ``g_J`` and ``(L - g_J)/w`` to ``g_{J+1}``; the masses
-are integrals over ``l`` (:mod:`accountant.buckets.lattice_quadrature`).
+each outcome with loss ``L = g_J + d`` in ``[g_J, g_{J+1})`` (``g_J = anchor + J w``) gives
+``(1 - e^{-d}) / (1 - e^{-w})`` of its A-mass to ``g_{J+1}`` and the rest to ``g_J``, which
+keeps its B-mass too (the dominating split of :mod:`accountant.buckets.rounding`; for the
+B/A direction, whose law is given in the A/B scale, the mirror image, which keeps ``e^{+L}``
+times it); the masses are integrals over ``l`` (:mod:`accountant.buckets.lattice_quadrature`).
+The same integrals give each interval's merged masses: its A-mass ``m- + m+`` and its
+C-mass ``e^{g_J - P_J} m- + e^{g_J - Q_J} m+`` (:mod:`accountant.buckets.merged_lattice`).
 
 The interval ends are ``x_J``, floats near ``l`` with ``L(l) = g_J``, clipped to the
-support. The split actually computed is the exact mean-preserving split of each interval
+support. The split actually computed is the exact dominating split of each interval
 ``[x_J, x_{J+1}]`` between two points ``P_J = L(x_J) - c`` and ``Q_J = L(x_{J+1}) + c'``
 (``c, c' >= 0`` only where an end is clipped, so that ``P_J`` and ``Q_J`` stay next to
-``g_J`` and ``g_{J+1}``); masses are stored at ``g_J`` and ``g_{J+1}``. Given the outcome,
-the rounding step ``Z`` then takes one of two values ``w`` apart (Hoeffding variance
-``w^2``) and has mean ``(1 - t)(g_J - P_J) + t (g_{J+1} - Q_J)``: the drift is the largest
-``|P_J - g_J|``, ``|Q_J - g_{J+1}|``, measured from the floats (``L(x_J)`` within
+``g_J`` and ``g_{J+1}``); masses are stored at ``g_J`` and ``g_{J+1}``, with the drift, the
+largest ``|P_J - g_J|``, ``|Q_J - g_{J+1}|``, measured from the floats (``L(x_J)`` within
 :meth:`~accountant.buckets.lattice_quadrature.SmoothLaw.loss_error`, ``g_J`` within
-``2u (|J w| + |g_J|)``) after the fact, so the inverse map ``L -> l`` need not be accurate.
-An atom at ``L`` is split by ``t`` from exact rationals; its drift is the rounding of ``L``.
-The float ends of a bounded support may lie ``support_error`` from the true ones: the
-intervals stop that far inside, and the slivers left out count as lost.
+``2u (|J w| + |g_J|)``) after the fact and carried in the loss intervals, so the inverse map
+``L -> l`` need not be accurate. An atom at ``L`` is split from exact rationals; its drift
+is the rounding of ``L``. The float ends of a bounded support may lie ``support_error`` from
+the true ones: the intervals stop that far inside, and the slivers left out count as lost.
 
 Masses carry the quadrature's per-interval bounds; they are split into one relative error
 and an absolute rest as the bucketed releases do
 (:func:`~accountant.mechanisms.subsampled_gaussian_masses.split_errors`). The A-mass outside
-the interval
-ends (tails the statistics cut, or an atom beyond the lattice) is lost: its normal tails,
-with the ends moved outwards by their rounding, and :data:`LOST_SLACK` on top.
+the interval ends (tails the statistics cut, or an atom beyond the lattice) is lost: its
+normal tails, with the ends moved outwards by their rounding, and :data:`LOST_SLACK` on top.
 """
 
 from __future__ import annotations
@@ -46,10 +48,13 @@ from accountant.buckets.lattice_quadrature import (
     U,
     interval_masses,
 )
+from accountant.buckets.merged_lattice import merged_release
+from accountant.buckets.rounding import MEAN_STEP, SHARE_ULPS, dominating_shares
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.numerics.directed import MassLogs
 from accountant.numerics.gaussian import log_normal_between
+from accountant.numerics.norms import euclidean_norm
 
 __all__ = [
     "LOST_SLACK",
@@ -81,7 +86,10 @@ class Atom:
 class LawRounding:
     """Lattice masses ``k0 .. k1`` (A/B scale) of a law's continuous part, absolute error
     bounds per mass, the drift, and the interval ends ``x_K`` with the constants ``c`` of
-    ``P_K = L(x_K) - c_low[K]`` and ``Q_{K-1} = L(x_K) + c_high[K]`` (module note)."""
+    ``P_K = L(x_K) - c_low[K]`` and ``Q_{K-1} = L(x_K) + c_high[K]`` (module note); and the
+    merged masses of each interval ``[x_K, x_{K+1}]`` (entry ``K``): its A-mass
+    ``merged`` and C-mass ``merged_c`` (its B-mass times ``e^{g_K}``), their absolute errors,
+    and the relative error of the C-masses' exponentials (``None``: not given)."""
 
     masses: np.ndarray
     errors: np.ndarray
@@ -89,6 +97,11 @@ class LawRounding:
     ends: np.ndarray
     c_low: np.ndarray
     c_high: np.ndarray
+    merged: np.ndarray | None = None
+    merged_c: np.ndarray | None = None
+    merged_errors: np.ndarray | None = None
+    merged_c_errors: np.ndarray | None = None
+    merged_c_relative: float = 0.0
 
     @property
     def low_end(self) -> float:
@@ -109,18 +122,24 @@ class NormalPart:
     law: SmoothLaw
     bounded: bool
 
-    def round_onto(self, anchor: float, k0: int, k1: int, width: float) -> LawRounding:
+    def round_onto(
+        self, anchor: float, k0: int, k1: int, width: float, mirrored: bool = False
+    ) -> LawRounding:
         """:func:`round_law`."""
-        return round_law(self.law, anchor, k0, k1, width)
+        return round_law(self.law, anchor, k0, k1, width, mirrored)
 
     def lost_beyond(self, rounded: LawRounding) -> float:
         """An upper bound on the mass outside ``rounded``'s interval ends."""
         return _tails(self.law, rounded.low_end, rounded.high_end, self.bounded)
 
 
-def round_law(law: SmoothLaw, anchor: float, k0: int, k1: int, width: float) -> LawRounding:
+def round_law(
+    law: SmoothLaw, anchor: float, k0: int, k1: int, width: float, mirrored: bool = False
+) -> LawRounding:
     """The continuous part of ``law`` split onto ``anchor + K width``, ``K = k0 .. k1``
-    (module note)."""
+    (module note), by the split that keeps the law's mass and its mass times ``e^{-L}``, or,
+    ``mirrored`` (the law of the B/A numerator in the A/B loss scale), times ``e^{+L}``; the
+    merged C-masses likewise (``e^{g_K - L}``, or ``e^{L - g_{K+1}}``)."""
     scaled = np.arange(k0, k1 + 1, dtype=np.float64) * width
     points = anchor + scaled
     point_error = 2.0 * U * (np.abs(scaled) + np.abs(points))
@@ -139,7 +158,7 @@ def round_law(law: SmoothLaw, anchor: float, k0: int, k1: int, width: float) -> 
     c_hi = np.where(above, np.maximum(-diff, 0.0), 0.0)
     used = np.flatnonzero(ends[1:] > ends[:-1])
     plus, minus, err_plus, err_minus = interval_masses(
-        law, ends[used], ends[used + 1], c_lo[used], c_hi[used + 1]
+        law, ends[used], ends[used + 1], c_lo[used], c_hi[used + 1], mirrored
     )
     masses, errors = np.zeros(points.size), np.zeros(points.size)
     masses[used] += minus
@@ -147,11 +166,44 @@ def round_law(law: SmoothLaw, anchor: float, k0: int, k1: int, width: float) -> 
     errors[used] += err_minus
     errors[used + 1] += err_plus
     drift = 0.0
+    merged, merged_c = np.zeros(points.size), np.zeros(points.size)
+    merged_errors, merged_c_errors = np.zeros(points.size), np.zeros(points.size)
+    c_relative = 0.0
     if used.size:
-        left = np.abs(diff[used] - c_lo[used]) + miss[used]
-        right = np.abs(diff[used + 1] + c_hi[used + 1]) + miss[used + 1]
+        low_gap = diff[used] - c_lo[used]  # P_K - g_K
+        high_gap = diff[used + 1] + c_hi[used + 1]  # Q_K - g_{K+1}
+        left = np.abs(low_gap) + miss[used]
+        right = np.abs(high_gap) + miss[used + 1]
         drift = float(max(np.max(left), np.max(right)))
-    return LawRounding(masses, errors, drift, ends, c_lo, c_hi)
+        # merged: A = m- + m+, C = e^{g_K - P_K} m- + e^{g_K - Q_K} m+ (mirrored:
+        # e^{P_K - g_{K+1}} m- + e^{Q_K - g_{K+1}} m+); the exponents are within the points'
+        # miss (and a few ulps of their size)
+        merged[used] = minus + plus
+        merged_errors[used] = err_minus + err_plus
+        if mirrored:
+            down_factor, up_factor = np.exp(low_gap - width), np.exp(high_gap)
+        else:
+            down_factor, up_factor = np.exp(-low_gap), np.exp(-(width + high_gap))
+        merged_c[used] = down_factor * minus + up_factor * plus
+        merged_c_errors[used] = down_factor * err_minus + up_factor * err_plus
+        exponent = float(max(np.max(miss[used]), np.max(miss[used + 1])))
+        exponent += (
+            4.0 * U * (width + float(max(np.max(np.abs(low_gap)), np.max(np.abs(high_gap)))))
+        )
+        c_relative = math.expm1(1.01 * exponent) + 4.0 * U
+    return LawRounding(
+        masses,
+        errors,
+        drift,
+        ends,
+        c_lo,
+        c_hi,
+        merged,
+        merged_c,
+        merged_errors,
+        merged_c_errors,
+        c_relative,
+    )
 
 
 def _tails(law: SmoothLaw, low_end: float, high_end: float, bounded: bool) -> float:
@@ -178,28 +230,52 @@ def _tails(law: SmoothLaw, low_end: float, high_end: float, bounded: bool) -> fl
     return total * (1.0 + LOST_SLACK) + TINY
 
 
-def _place_atoms(atoms, anchor, k0, k1, width, masses, errors) -> tuple[float, float]:
-    """Split each atom between its two lattice neighbours (exact rational position);
-    returns ``(lost mass, drift)``."""
+def _place_atoms(
+    atoms: list[Atom],
+    anchor: float,
+    k0: int,
+    k1: int,
+    width: float,
+    rounded: LawRounding,
+    mirrored: bool,
+) -> tuple[float, float]:
+    """Split each atom between its two lattice neighbours by the dominating shares of its
+    offset ``d`` above ``g_J`` (computed from exact rationals; mirrored: of ``w - d``), and add
+    it to its interval's merged masses (C: ``e^{-d}``, mirrored ``e^{-(w - d)}``, within
+    ``expm1`` of its loss error); returns ``(lost mass, drift)``. An atom on the top lattice
+    point is merged into the interval below it (its upper end)."""
     lost, drift = 0.0, 0.0
     step = Fraction(width)
+    masses, errors = rounded.masses, rounded.errors
     for atom in atoms:
         if atom.mass <= 0.0:
             continue
         offset = Fraction(atom.loss) - Fraction(anchor)
         index = math.floor(offset / step)
-        share = float((offset - index * step) / step)
-        error = atom.relative_error + 4.0 * U
-        if k0 <= index < k1:
-            parts = ((index - k0, atom.mass * (1.0 - share)), (index + 1 - k0, atom.mass * share))
-        elif index == k1 and share == 0.0:
-            parts = ((index - k0, atom.mass),)
-        else:
+        within = float(offset - index * step)
+        error = atom.relative_error + SHARE_ULPS * U
+        if index == k1 and within == 0.0:
+            index, within = k1 - 1, width
+        if not k0 <= index < k1:
             lost += atom.mass * (1.0 + error)
             continue
-        for position, mass in parts:
-            masses[position] += mass
-            errors[position] += error * mass
+        if mirrored:
+            to_upper, to_lower = dominating_shares(np.array([width - within]), width)
+        else:
+            to_lower, to_upper = dominating_shares(np.array([within]), width)
+        for position, share in (
+            (index - k0, float(to_lower[0])),
+            (index + 1 - k0, float(to_upper[0])),
+        ):
+            masses[position] += atom.mass * share
+            errors[position] += error * atom.mass * share
+        position = index - k0
+        c_part = atom.mass * math.exp(-(width - within) if mirrored else -within)
+        c_error = math.expm1(atom.loss_error + 2.0 * U * width) + 4.0 * U + atom.relative_error
+        rounded.merged[position] += atom.mass
+        rounded.merged_errors[position] += atom.relative_error * atom.mass
+        rounded.merged_c[position] += c_part
+        rounded.merged_c_errors[position] += c_error * c_part
         drift = max(drift, atom.loss_error + 2.0 * U * width)
     return lost, drift
 
@@ -218,8 +294,8 @@ def lattice_release(
     """The rounded release of ``direction`` (the continuous ``part``, a :class:`NormalPart`
     or anything with its two methods, and ``atoms`` in the A/B loss scale, the numerator of
     ``direction``) on the lattice ``anchor + J width`` covering the statistics' range
-    ``[low, high]``, as :func:`~accountant.buckets.rounding.round_to_lattice` returns it.
-    More than ``max_buckets`` lattice points raise
+    ``[low, high]``, as :func:`~accountant.buckets.rounding.round_to_lattice` returns it, with
+    its merged counterpart. More than ``max_buckets`` lattice points raise
     :class:`~accountant.buckets.bucketed.BucketBudgetError` before anything is allocated.
     ``moments``: a dict the caller keeps per release, where the tail moments (which depend
     only on the arguments) are kept between calls."""
@@ -231,42 +307,47 @@ def lattice_release(
         raise BucketBudgetError(count)
     flip = direction == "B/A"
     k0, k1, anchor_ab = (-last, -first, -anchor) if flip else (first, last, anchor)
-    rounded = part.round_onto(anchor_ab, k0, k1, width)
+    rounded = part.round_onto(anchor_ab, k0, k1, width, mirrored=flip)
+    if rounded.merged is None:  # pragma: no cover - every part gives its merged masses
+        raise TypeError(f"{type(part).__name__}.round_onto gives no merged masses")
     masses, errors = rounded.masses, rounded.errors
-    lost, atom_drift = _place_atoms(atoms, anchor_ab, k0, k1, width, masses, errors)
+    lost, atom_drift = _place_atoms(atoms, anchor_ab, k0, k1, width, rounded, flip)
     lost += part.lost_beyond(rounded)
+    merged_arrays = [
+        rounded.merged,
+        rounded.merged_c,
+        rounded.merged_errors,
+        rounded.merged_c_errors,
+    ]
     if flip:
+        # A/B interval K (lower point g_K) is B/A interval -K-1: reversed, one step down
         masses, errors = masses[::-1].copy(), errors[::-1].copy()
+        merged_arrays = [np.append(values[::-1][1:], 0.0) for values in merged_arrays]
     relative = split_errors([masses, masses], [errors, errors])
     absolute = np.maximum(errors - relative * np.maximum(masses - errors, 0.0), 0.0)
     absolute += np.where(masses < TINY, TINY, 0.0)
     points = anchor + (first + np.arange(count)) * width
     with np.errstate(divide="ignore", over="ignore"):
         mass_b = np.minimum(np.exp(np.log(masses) - points), 1e300)
-        logs = np.abs(np.log(masses[masses > 0.0]))
-        scale = np.exp(-points)
-    fits = bool(np.all(scale < 1e300) and np.all(mass_b < 1e300))
     largest = abs(anchor) + width * (abs(first) + count)
-    # B = exp(ln A - g): a few ulps of |ln A| + |g| on top of A's own error
-    exponent_error = 4.0 * U * (float(np.max(logs, initial=0.0)) + largest)
     pad = 4.0 * U * largest
+    drift = max(rounded.drift, atom_drift) * (1.0 + 1e-9)
     result = BucketedPLD(
         width=width,
         first_index=first,
         mass_a=masses,
         mass_b=mass_b,
-        offset_low=anchor - pad,
-        offset_high=anchor + pad,
+        offset_low=anchor - pad - drift,
+        offset_high=anchor + pad + drift,
         mass_logs=mass_logs,
         lost_a=lost,
-        relative_error=relative + exponent_error + 2.0 * U,
-        error_a=1.01 * float(np.linalg.norm(absolute)),
-        # B = A e^{-g}; where e^{-g} overflows, no B error is known (A-only bounds remain)
-        error_b=1.01 * float(np.linalg.norm(absolute * scale)) if fits else math.inf,
+        relative_error=relative + 2.0 * U,
+        error_a=1.01 * float(euclidean_norm(absolute)),
+        error_b=math.inf,  # B is A e^{-g} up to the drift: the A-only bounds are used
         entry_error=1.01 * float(np.max(absolute)),
         entry_errors=1.01 * absolute,  # where they lie: a tilt weighs each by its own factor
         hoeffding_variance=width * width,
-        hoeffding_drift=max(rounded.drift, atom_drift) * (1.0 + 1e-9),
+        hoeffding_drift=MEAN_STEP * width * width + drift,
     )
     key = (direction, width, anchor, stats, max_buckets)
     known = None if moments is None else moments.get(key)
@@ -274,7 +355,22 @@ def lattice_release(
         known = ((TailMoments.of(result), 1),)
         if moments is not None:
             moments[key] = known
-    return attrs.evolve(result, tail_moments=known)
+    merged_a, merged_c, merged_errors, merged_c_errors = merged_arrays
+    merged = merged_release(
+        width=width,
+        first_index=first,
+        anchor=anchor,
+        masses=merged_a,
+        c_masses=merged_c,
+        errors=merged_errors + np.where(merged_a < TINY, TINY, 0.0),
+        c_errors=merged_c_errors + np.where(merged_c < TINY, TINY, 0.0),
+        relative_error=2.0 * U,
+        c_relative_error=rounded.merged_c_relative + 2.0 * U,
+        drift=drift,
+        mass_logs=mass_logs,
+        lost_a=lost,
+    )
+    return attrs.evolve(result, tail_moments=known, dominated=merged)
 
 
 def tail_cutoff(mu: float) -> float:
@@ -305,7 +401,7 @@ def split_errors(masses: list[np.ndarray], errors: list[np.ndarray]) -> float:
     def cost(rho: float) -> float:
         rest = max(
             float(
-                np.linalg.norm(np.maximum(e[above] - rho * np.maximum(m[above] - e[above], 0), 0))
+                euclidean_norm(np.maximum(e[above] - rho * np.maximum(m[above] - e[above], 0), 0))
             )
             for m, e in zip(masses, errors, strict=True)
         )

@@ -1,6 +1,6 @@
 """The common part of analytic mechanisms as PrivacyBuckets releases: bucket masses
 under A and B from CDFs, with no noise grid (SPEC section 2). The releases can also be
-rounded onto a lattice, keeping the mean (``lattice``,
+split onto a lattice (``lattice``,
 :mod:`accountant.buckets.analytic_lattice`), which the engine does from many releases on.
 
 ``A`` is the noise centred at 0, ``B`` the noise centred at ``s``, ``L(x) = ln a(x)/b(x)``.
@@ -45,6 +45,7 @@ from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, Bucket
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.numerics.gaussian import logsumexp_scalar
+from accountant.numerics.norms import euclidean_norm
 from accountant.validation import check_one_direction
 
 __all__ = ["BASE_ERROR", "LOST_SLACK", "MIN_TAIL", "SNAP", "AnalyticRelease", "U"]
@@ -252,8 +253,8 @@ class AnalyticRelease:
             lost_a=lost,
             # + 2u: a point mass added to a continuous one
             relative_error=self._relative_error(largest, width, delta) + 2.0 * U,
-            error_a=1.01 * float(np.linalg.norm(abs_a)),
-            error_b=1.01 * float(np.linalg.norm(abs_b)),
+            error_a=1.01 * float(euclidean_norm(abs_a)),
+            error_b=1.01 * float(euclidean_norm(abs_b)),
         )
         # Chernoff moments of the bucketed A-masses, for certified tail cuts in composition
         return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))
@@ -267,7 +268,8 @@ class AnalyticRelease:
         max_buckets: int = 1 << 62,
     ) -> BucketedPLD:
         """The release rounded onto ``anchor + J width`` over the range of :meth:`statistics`,
-        keeping the mean (:mod:`accountant.buckets.analytic_lattice`; both directions alike)."""
+        by the dominating split, with its merged counterpart
+        (:mod:`accountant.buckets.analytic_lattice`; both directions alike)."""
         stats = self.statistics(direction, tail_mass)
         part, atoms = self._lattice_parts()
         logs = self.mechanism.mass_logs("A/B")

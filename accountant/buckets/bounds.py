@@ -23,12 +23,17 @@ import numpy as np
 
 from accountant.buckets._kernels import adp_scan
 from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
-from accountant.buckets.rounding import hoeffding_slack
-from accountant.buckets.second_order import adp_corrections
+from accountant.buckets.hoeffding import hoeffding_slack
 from accountant.buckets.suffix_sums import suffix_sums
 from accountant.numerics.directed import distinguishing_bounds, total_mass_up
 
-__all__ = ["adp_interval", "pdp_atom", "pdp_interval", "uncorrected_interval"]
+__all__ = [
+    "adp_interval",
+    "bucket_interval",
+    "pdp_atom",
+    "pdp_interval",
+    "uncorrected_interval",
+]
 
 #: ``ln`` of the largest float: ``math.exp`` overflows above it.
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
@@ -55,19 +60,28 @@ def adp_interval(
     pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[float, float, float]:
     """``(lower, upper, bucketing_gap)`` of the ADP delta of ``pld`` at ``eps``; the gap is the
-    part of ``upper - lower`` due to straddling buckets (what a finer width improves).
-    ``edges`` may pass precomputed :meth:`BucketedPLD.edges` for repeated calls. Losses
-    rounded onto a lattice get the second-order corrections of
-    :mod:`accountant.buckets.second_order`."""
+    part of ``upper - lower`` due to the width (what a finer width improves). ``edges`` may pass
+    precomputed :meth:`BucketedPLD.edges` for repeated calls. A rounded composition
+    (:mod:`accountant.buckets.rounding`) dominates the true one: its buckets give the upper
+    bound as they are, and its merged counterpart
+    (:class:`~accountant.buckets.merged_lattice.MergedLattice`) the lower one (without it, only
+    the distinguishing mass is certified below)."""
     edges = pld.edges() if edges is None else edges
     centre = _adp_at(pld, eps, edges)
     if pld.hoeffding_variance <= 0.0 and pld.hoeffding_drift <= 0.0:
         return centre
-    fix = adp_corrections(pld, eps, edges, centre[1])
-    upper = min(total_mass_up(pld.mass_logs), centre[1] + fix.up)
-    lower = min(upper, max(0.0, centre[0] - fix.down))
-    # what a finer width improves: the corrections, and the straddling buckets' share
-    return lower, upper, max(0.0, (upper - lower) - (centre[1] - centre[0]) + centre[2])
+    upper = centre[1]
+    # (without its merged pair, which every rounded composition carries: only Omega)
+    below = _omega_bounds(pld)[0] if pld.dominated is None else pld.dominated.lower(eps)
+    lower = min(upper, below)
+    return lower, upper, max(0.0, upper - lower)
+
+
+def bucket_interval(pld: BucketedPLD, eps: float) -> tuple[float, float]:
+    """The ADP ``(lower, upper)`` of ``pld``'s buckets with their loss intervals, as they are:
+    certified for a bucketed (not rounded) distribution."""
+    low, high, _ = _adp_at(pld, eps, pld.edges())
+    return low, high
 
 
 def pdp_interval(

@@ -13,7 +13,8 @@ vector ``e`` of Euclidean norm at most ``error_a`` (A-masses) or ``error_b``
 (B-masses). ``lost_a`` bounds the A-mass no longer represented (tails cut off);
 it counts in full towards every upper bound. Losses rounded onto a lattice
 (:mod:`accountant.buckets.rounding`) carry ``hoeffding_variance`` (``sum_i w_i^2``) and
-``hoeffding_drift`` (``sum_i rho_i``): the bounds then shift eps by the Hoeffding slack.
+``hoeffding_drift`` (``sum_i rho_i``), by which the PDP bounds shift eps, and their merged
+counterpart (``dominated``), from which the lower ADP bound comes.
 ``entry_error`` bounds every entry of the A-mass error vector (``inf``: only the norm is
 known); ``entry_errors``, when given, bounds each entry separately (compositions of a tilted
 measure, :mod:`accountant.buckets.tilting`, whose absolute errors fall off like ``e^{-lambda L}``).
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import Any
 
 import attrs
 import numpy as np
@@ -72,6 +74,10 @@ class BucketedPLD:
     hoeffding_drift: float = 0.0
     entry_error: float = math.inf
     entry_errors: np.ndarray | None = None
+    #: a rounded (dominating) release or composition: its merged counterpart, which the true
+    #: pair dominates (:class:`~accountant.buckets.merged_lattice.MergedLattice`), for the
+    #: lower ADP bound; ``None`` otherwise
+    dominated: Any = None
 
     def absolute_error(self, counted: int) -> float:
         """A bound on ``sum |e_k|`` over the last ``counted`` buckets of the A-mass error

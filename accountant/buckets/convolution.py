@@ -30,6 +30,7 @@ from accountant.buckets.bucketed import (
     merge_tail_moments,
 )
 from accountant.buckets.coarsen import coarsen, coarsen_to
+from accountant.buckets.merged_lattice import MergedLattice
 from accountant.buckets.progress import tick
 from accountant.numerics.lazy import fft
 
@@ -122,6 +123,10 @@ def compose_pair(
     composed = cut_to_chernoff_window(composed, tail_mass)
     while max_size is not None and composed.size > max_size:
         composed = coarsen(composed)
+    if x.dominated is not None and y.dominated is not None:
+        # rounded releases: their merged counterparts compose as bucketed distributions
+        merged = compose_pair(x.dominated.a, y.dominated.a, tail_mass, force_direct, max_size)
+        composed = attrs.evolve(composed, dominated=MergedLattice(merged))
     return composed
 
 

@@ -32,7 +32,7 @@ from accountant.buckets.refinement import (
     aimed_ratio,
     stop_reason,
 )
-from accountant.buckets.release_cache import cached_lattice
+from accountant.buckets.release_cache import cached_composition, cached_lattice
 from accountant.buckets.sources import release_source
 from accountant.buckets.staged_plan import StagedPlan
 from accountant.buckets.walks import delta_walk, epsilon_walk
@@ -52,9 +52,9 @@ from accountant.validation import (
 __all__ = ["PrivacyBuckets"]
 
 #: From this many releases on, losses that the buckets cannot follow on a lattice are
-#: rounded onto one, keeping their means (``_rounds``): the bracket then carries the
-#: second-order corrections of :mod:`~accountant.buckets.second_order` (order ``V = n w^2``)
-#: instead of loss intervals that widen like ``n w``. ``None`` turns rounding off.
+#: split onto one (``_rounds``): a dominating pair above and a merged one below
+#: (:mod:`~accountant.buckets.rounding`), whose bracket is of order ``V = n w^2`` instead of
+#: loss intervals that widen like ``n w``. ``None`` turns rounding off.
 ROUNDING_RELEASES: int | None = 64
 #: Threads composing the directions of a rung at once (1, the default: one after the
 #: other; on two cores two threads gained nothing measurable on DP-SGD rows once releases
@@ -63,11 +63,14 @@ ROUNDING_RELEASES: int | None = 64
 WORKERS = 1
 PARALLEL_BUCKETS = 1 << 20
 #: The model of :meth:`PrivacyBuckets._aim_epsilon`: the eps bracket of a composition of
-#: rounded releases is about this times ``(lambda + 1) V`` (measured: 3.6 to 5 on DP-SGD).
-BRACKET_PER_VARIANCE = 5.0
-#: Rung 0 of an eps query aims at this share of the accuracy (the model's constant is the
-#: largest measured, so a larger share than the ladder's ``refinement.AIM_MARGIN`` is safe).
+#: rounded releases (the dominating pair above, the merged one below) is about this times
+#: ``(lambda + 1) V`` in eps (measured: 0.10 to 0.133 on DP-SGD and Gaussian compositions
+#: from 10^3 to 10^6 releases, at every width: it scales like ``V``).
+BRACKET_PER_VARIANCE = 0.15
+#: Rung 0 of an eps query aims at this share of the accuracy.
 START_MARGIN = 0.75
+#: A direction estimated below another is aimed at this share of the estimates' gap.
+LESSER_SHARE = 0.25
 #: Rung 0 aimed from the estimates is at most this many times the starting width.
 APPROACH = 4.0
 #: The tail mass of delta queries when ``tail_mass`` is automatic (``None``).
@@ -87,8 +90,6 @@ SMALLEST_TAIL = 1e-290
 ESTIMATE_COARSENING = 8.0
 #: A coarse bracket wider than this (relative) is not extrapolated from: the model aims.
 SATURATED = 0.05
-#: Rung 0 of an eps query is where the model expects this relative bracket.
-MEASURED = 0.01
 
 
 def _check_accuracy(instance: Any, attribute: attrs.Attribute, value: float) -> None:
@@ -153,11 +154,11 @@ class PrivacyBuckets(ComposedReleases):
         return starts[direction]
 
     def _rounds(self, start: StartingWidth) -> bool:
-        """Whether losses are rounded onto a lattice (mean kept, Hoeffding slack in the
-        bounds: an eps slack growing like ``w sqrt(n)``) instead of bucketed with intervals
-        (``n w``): when the buckets cannot follow a loss lattice exactly (there is none, or
-        it is finer than the budget allows) and there are many releases, and every release
-        can be rounded (pairs, PLDs and the analytic mechanisms, from their CDFs:
+        """Whether losses are rounded onto a lattice (a dominating and a merged pair: a bracket
+        of order ``n w^2``) instead of bucketed with intervals (``n w``): when the buckets
+        cannot follow a loss lattice exactly (there is none, or it is finer than the budget
+        allows) and there are many releases, and every release can be rounded (pairs, PLDs
+        and the analytic mechanisms, from their CDFs:
         :mod:`~accountant.buckets.analytic_lattice`)."""
         return (
             ROUNDING_RELEASES is not None
@@ -178,7 +179,15 @@ class PrivacyBuckets(ComposedReleases):
         direction = self._canonical(direction)
         composed, key = self._memo.composed, (direction, width, tilt)
         if key not in composed:
-            composed[key] = self._compose_at(direction, width, tilt)
+            if self.components and self._rounds(self._start(direction)):
+                parts = [(c.source, c.times) for c in self.components]
+                composed[key] = cached_composition(
+                    parts,
+                    (direction, width, tilt, self._tail, self.max_buckets),
+                    lambda: self._compose_at(direction, width, tilt),
+                )
+            else:
+                composed[key] = self._compose_at(direction, width, tilt)
         return composed[key]
 
     def _canonical(self, direction: str) -> str:
@@ -209,17 +218,6 @@ class PrivacyBuckets(ComposedReleases):
 
         return single
 
-    def _masses(self, direction: str, width: float):
-        """``masses(i)``: the A-masses and per-entry errors of rounded release ``i`` at
-        ``width`` (the second pass of a composition reads the releases the first made)."""
-        single = self._single(direction, width, True)
-
-        def masses(index: int) -> tuple[np.ndarray, np.ndarray | None]:
-            pld = single(index)
-            return pld.mass_a, pld.entry_errors
-
-        return masses
-
     def _plan(self, direction: str, width: float) -> StagedPlan | None:
         """The first pass of composing rounded releases at once (cached; ``None`` when
         rounding does not apply or the composition does not fit at once)."""
@@ -246,7 +244,7 @@ class PrivacyBuckets(ComposedReleases):
         single = self._single(direction, width, rounds)
         plan = self._plan(direction, width)
         if plan is not None:  # one FFT per release over the composition's window
-            composed = plan.compose(self._masses(direction, width), tilt)
+            composed = plan.compose(tilt)
             if composed is not None:
                 return composed
         if tilt > 0.0:  # the tilted window did not fit: the untilted composition
@@ -330,12 +328,12 @@ class PrivacyBuckets(ComposedReleases):
         return grid_width(width) if start.finest is not None and width > start.finest else width
 
     def _aim_start(self, direction: str, relative_variance: Callable[[Any], float]) -> None:
-        """Start the running query at :data:`ESTIMATE_COARSENING` times the starting width
-        (rounded releases: an eighth of the work, and the bracket there measures how far
-        to go), and keep, as a fallback where that bracket is too wide to extrapolate from,
-        the width a model of the bracket gives: Hoeffding variance ``V =
-        relative_variance(plan)`` (:data:`BRACKET_PER_VARIANCE`) from the Chernoff estimates
-        of that coarse plan (the moments barely depend on the width)."""
+        """Aim rung 0 of the running query (rounded releases) at the width a model of the
+        bracket gives: Hoeffding variance ``V = relative_variance(plan)``
+        (:data:`BRACKET_PER_VARIANCE`) from the Chernoff estimates of the plan at
+        :data:`ESTIMATE_COARSENING` times the starting width (an eighth of its work: the
+        moments barely depend on the width), at most :data:`APPROACH` times the starting
+        width; kept as the fallback of later rungs (:meth:`_aim`)."""
         aimed = AIMED_WIDTHS.get()
         start = self._start(direction)
         if aimed is None or not self.components or not self._rounds(start):
@@ -353,16 +351,12 @@ class PrivacyBuckets(ComposedReleases):
         wanted = math.sqrt(variance / (self.releases * plan.variance_factor))
         prior = grid_width(min(wanted, APPROACH * start.width))
         aimed[("prior", direction)] = prior
-        # rung 0: where the model puts the bracket near MEASURED (wide enough to be cheap,
-        # narrow enough to extrapolate from), at most as coarse as the estimate's releases
-        measured = prior * math.sqrt(MEASURED / (START_MARGIN * self.accuracy))
-        aimed[(direction, 0)] = coarse if measured >= coarse else grid_width(max(measured, prior))
+        aimed[(direction, 0)] = prior  # rung 0: where the model puts the bracket
 
     def _aim_epsilon(self, direction: str, delta: float) -> float:
         """:meth:`_aim_start` for an eps query at ``delta``: the eps bracket of rounded
         releases is about ``BRACKET_PER_VARIANCE (lambda + 1) V`` at the Chernoff slope
-        ``lambda`` (the lower bound's second-order correction dominates it). Returns the
-        Chernoff estimate of eps (``-inf`` if none was made)."""
+        ``lambda``. Returns the Chernoff estimate of eps (``-inf`` if none was made)."""
         estimate = -math.inf
 
         def variance(plan: Any) -> float:
@@ -372,6 +366,20 @@ class PrivacyBuckets(ComposedReleases):
 
         self._aim_start(direction, variance)
         return estimate
+
+    def _aim_lesser(self, estimates: dict[str, float]) -> None:
+        """Aim rung 0 of a direction whose Chernoff estimate of eps lies below another's
+        coarser: it only has to be settled below that one, so at :data:`LESSER_SHARE` of the
+        estimates' relative gap (the bracket scales like ``w^2``); a miss costs a rung."""
+        aimed = AIMED_WIDTHS.get()
+        finite = {d: e for d, e in estimates.items() if math.isfinite(e) and e > 0.0}
+        if aimed is None or len(finite) < 2:
+            return
+        top = max(finite.values())
+        for direction, estimate in finite.items():
+            goal = LESSER_SHARE * (top - estimate) / top
+            if (direction, 0) in aimed and goal > self.accuracy:
+                aimed[(direction, 0)] *= math.sqrt(goal / self.accuracy)
 
     def _aim(self, direction: str, rung: int, term: float, rounded: bool, goal: float) -> None:
         """Aim rung ``rung + 1`` of the running eps query, whose relative bracket at rung

@@ -1,4 +1,5 @@
-"""Rounded single releases shared by every accountant of a process (issue 26; pure caching).
+"""Rounded releases and their compositions shared by every accountant of a process (issue 26;
+pure caching).
 
 Rounding a release onto a lattice (:meth:`lattice` of a release source) depends only on the
 release and on ``(direction, width, anchor, tail_mass, max_buckets)``, not on how often it is
@@ -17,7 +18,11 @@ quadrature, :mod:`accountant.buckets.analytic_lattice`). Accountants are immutab
   not thrash;
 * widths of rounded releases lie on a fixed grid (:func:`~accountant.buckets.widths.grid_width`),
   so an accountant with a few more steps of the same mechanisms usually rounds them at the
-  widths already computed.
+  widths already computed;
+* :func:`cached_composition` keeps the last compositions of rounded releases (at most
+  :data:`COMPOSITION_BYTES`), keyed by their sources and counts and by ``(direction, width,
+  tilt, tail_mass, max_buckets)``: two accountants of the same releases (the truncated and
+  the Gaussian accountant of DP-SGD, when the cut lies beyond every lattice) compose once.
 
 A cached release is the very object a new computation would return (the computation is
 deterministic): no number changes.
@@ -33,18 +38,32 @@ from typing import Any
 
 from accountant.buckets.bucketed import BucketedPLD
 
-__all__ = ["BYTES", "SOURCES", "cached_lattice", "clear", "held_bytes", "shared_source"]
+__all__ = [
+    "BYTES",
+    "COMPOSITION_BYTES",
+    "SOURCES",
+    "cached_composition",
+    "cached_lattice",
+    "clear",
+    "held_bytes",
+    "shared_source",
+]
 
 #: Bytes of rounded releases kept (all sources together).
 BYTES = 1 << 28
 #: Release sources of distinct analytic mechanisms kept.
 SOURCES = 64
+#: Bytes of compositions kept.
+COMPOSITION_BYTES = 1 << 27
 
 _lock = threading.RLock()
 _sources: OrderedDict[Any, Any] = OrderedDict()
 #: group -> {id(source): (weak reference to the source, release, bytes)}
 _groups: OrderedDict[tuple, dict[int, tuple[weakref.ref, BucketedPLD, int]]] = OrderedDict()
 _held = 0
+#: (sources' ids and counts, key) -> (weak references to the sources, composition, bytes)
+_compositions: OrderedDict[tuple, tuple[tuple, BucketedPLD, int]] = OrderedDict()
+_composition_held = 0
 
 
 def shared_source(mechanism: Any, build: Callable[[Any], Any]) -> Any:
@@ -99,6 +118,35 @@ def cached_lattice(
     return release
 
 
+def cached_composition(
+    parts: list[tuple[Any, int]], key: tuple, compose: Callable[[], BucketedPLD]
+) -> BucketedPLD:
+    """``compose()``, the composition of ``times`` rounded releases of each ``(source, times)``
+    of ``parts`` at ``key``, computed once while it is kept (module note)."""
+    global _composition_held
+    full_key = (tuple((id(source), times) for source, times in parts), key)
+    with _lock:
+        kept = _compositions.get(full_key)
+        if kept is not None and all(
+            ref() is source for ref, (source, _) in zip(kept[0], parts, strict=True)
+        ):
+            _compositions.move_to_end(full_key)
+            return kept[1]
+    composed = compose()
+    size = _nbytes(composed)
+    with _lock:
+        old = _compositions.pop(full_key, None)
+        if old is not None:
+            _composition_held -= old[2]
+        while _compositions and _composition_held + size > COMPOSITION_BYTES:
+            _composition_held -= _compositions.popitem(last=False)[1][2]
+        if size <= COMPOSITION_BYTES:
+            refs = tuple(weakref.ref(source) for source, _ in parts)
+            _compositions[full_key] = (refs, composed, size)
+            _composition_held += size
+    return composed
+
+
 def held_bytes() -> int:
     """Bytes of rounded releases kept now."""
     with _lock:
@@ -107,15 +155,20 @@ def held_bytes() -> int:
 
 def clear() -> None:
     """Drop every kept source and release (for tests and memory)."""
-    global _held
+    global _held, _composition_held
     with _lock:
         _sources.clear()
         _groups.clear()
-        _held = 0
+        _compositions.clear()
+        _held = _composition_held = 0
 
 
 def _nbytes(release: BucketedPLD) -> int:
+    """The bytes of a release's (or composition's) arrays, its merged counterpart's included."""
     size = release.mass_a.nbytes + release.mass_b.nbytes
     if release.entry_errors is not None:
         size += release.entry_errors.nbytes
+    merged = release.dominated
+    if merged is not None:
+        size += _nbytes(merged.a) + (0 if merged.c is None else _nbytes(merged.c))
     return size

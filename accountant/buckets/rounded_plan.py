@@ -52,6 +52,7 @@ import numpy as np
 
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_tail_moments
 from accountant.buckets.fft_power import power_spectrum
+from accountant.buckets.merged_lattice import MergedLattice
 from accountant.buckets.release_summary import (
     ReleaseSummary,
     circular_slice,
@@ -60,8 +61,9 @@ from accountant.buckets.release_summary import (
 from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
 from accountant.numerics.directed import MassLogs, total_mass_up
 from accountant.numerics.lazy import fft
+from accountant.numerics.norms import euclidean_norm
 
-__all__ = ["TILT_GROWTH", "Masses", "RoundedPlan", "compose_rounded"]
+__all__ = ["TILT_GROWTH", "Masses", "RoundedPlan", "compose_merged", "compose_releases"]
 
 #: ``masses(i)``: release ``i``'s A-masses and per-entry errors (``None``: none kept).
 Masses = Callable[[int], tuple[np.ndarray, "np.ndarray | None"]]
@@ -258,10 +260,12 @@ class RoundedPlan:
                 return float(candidate)
         return 0.0
 
-    def compose(self, masses: Masses, tilt: float = 0.0) -> BucketedPLD | None:
+    def compose(self, masses: Masses, tilt: float = 0.0, cap: bool = True) -> BucketedPLD | None:
         """The composition (second pass: one spectrum per release, whose A-masses and
         per-entry errors ``masses(i)`` gives), tilted by ``tilt`` (``0``: untilted).
-        ``None`` when the tilted window exceeds ``max_buckets / 2``."""
+        ``None`` when the tilted window exceeds ``max_buckets / 2``. ``cap``: untilted entries
+        and their errors are capped at the total A-mass (not for the C-masses of merged
+        releases, :mod:`accountant.buckets.merged_lattice`, which may exceed it)."""
         width, pairs = self.width, list(zip(self.summaries, self.counts, strict=True))
         reference = sum(times * s.reference for s, times in pairs)
         start, stop = self.start, self._window_stop(tilt)
@@ -324,7 +328,7 @@ class RoundedPlan:
             np.subtract(log_scale, factors, out=factors)
             ends = [tilt * width * (start - reference + k) for k in (0, window.size - 1)]
             growth = scale_error + 4.0 * _U * max(abs(e) + abs(log_scale - e) + 1.0 for e in ends)
-            total = total_mass_up(logs)
+            total = total_mass_up(logs) if cap else math.inf
             with np.errstate(over="ignore"):
                 np.exp(factors, out=factors)
                 np.multiply(window, factors, out=window, where=window > 0)
@@ -336,7 +340,7 @@ class RoundedPlan:
             # stored and true masses both lie in [0, max(y, T)] = [0, T]: errors capped at T
             fields["entry_errors"] = np.minimum(errors, total, out=errors)
             fields["entry_error"] = float(np.max(fields["entry_errors"]))
-            fields["error_a"] = float(np.linalg.norm(fields["entry_errors"])) * _MARGIN
+            fields["error_a"] = float(euclidean_norm(fields["entry_errors"])) * _MARGIN
             relative = (1.0 + relative) * (1.0 + math.expm1(growth) + 4.0 * _U) - 1.0
         points = np.arange(window.size, dtype=np.float64)
         points += start
@@ -368,22 +372,61 @@ class RoundedPlan:
         )
 
 
-def compose_rounded(
-    make: Callable[[int], BucketedPLD],
-    counts: list[int],
-    tail_mass: float,
-    max_buckets: int,
-    tilt: float = 0.0,
+def compose_releases(
+    plan: RoundedPlan, release: Callable[[int], BucketedPLD], tilt: float = 0.0
 ) -> BucketedPLD | None:
-    """``counts[i]`` releases of each rounded single release ``make(i)`` composed at once
-    (:class:`RoundedPlan`), tilted by ``tilt``; ``None`` when that does not apply."""
-    try:
-        plan = RoundedPlan.build(make, counts, tail_mass, max_buckets)
-    except BucketBudgetError:
-        return None
-    if plan is None:
-        return None
-    return plan.compose(lambda index: _masses_of(make(index)), tilt)
+    """The composition of ``plan`` (whose releases ``release(i)`` gives again, for the second
+    pass) tilted by ``tilt``, with its merged counterpart composed alongside
+    (:func:`compose_merged`); ``None`` when the tilted window exceeds the budget."""
+    composed = plan.compose(lambda index: _masses_of(release(index)), tilt)
+    if composed is None or release(0).dominated is None:
+        return composed
+    return attrs.evolve(composed, dominated=compose_merged(plan, release, tilt))
+
+
+def compose_merged(
+    plan: RoundedPlan, release: Callable[[int], BucketedPLD], tilt: float
+) -> MergedLattice:
+    """The merged counterparts of ``plan``'s releases composed at once: their A-masses over
+    their own Chernoff window, under the largest tilt up to ``tilt`` it affords, and their
+    C-masses over the same window under the same tilt (no cap: they may exceed the total
+    A-mass)."""
+    counts = list(plan.counts)
+    merged = [release(index).dominated for index in range(len(counts))]
+    # planned on the entries' lattice points (the tail moments of a are theirs)
+    a_summaries = tuple(
+        attrs.evolve(ReleaseSummary.of(m.a), offset_low=m.points[0], offset_high=m.points[1])
+        for m in merged
+    )
+    a_plan = RoundedPlan.of_summaries(a_summaries, counts, plan.tail_mass, plan.max_buckets)
+    assert a_plan is not None  # one width
+    c_plan = attrs.evolve(a_plan, summaries=tuple(ReleaseSummary.of(m.c) for m in merged))
+    intervals = (
+        math.fsum(t * m.a.offset_low for m, t in zip(merged, counts, strict=True)),
+        math.fsum(t * m.a.offset_high for m, t in zip(merged, counts, strict=True)),
+    )
+    points = (a_plan._sum("offset_low"), a_plan._sum("offset_high"))
+    del merged
+    affordable = a_plan.affordable(tilt) if tilt > 0.0 else 0.0
+
+    def part(name: str):
+        def masses(index: int) -> tuple[np.ndarray, np.ndarray | None]:
+            return _masses_of(getattr(release(index).dominated, name))
+
+        return masses
+
+    a = a_plan.compose(part("a"), affordable) if affordable > 0.0 else None
+    if a is None:
+        affordable = 0.0
+        a = a_plan.compose(part("a"), 0.0)
+    c = c_plan.compose(part("c"), affordable, cap=False)
+    if c is None:
+        c = c_plan.compose(part("c"), 0.0, cap=False)
+    assert a is not None and c is not None  # untilted windows fit
+    # the composed entries' loss intervals: the releases' summed (rounded outwards)
+    slack = 4.0 * _U * (abs(intervals[0]) + abs(intervals[1]) + len(counts))
+    a = attrs.evolve(a, offset_low=intervals[0] - slack, offset_high=intervals[1] + slack)
+    return MergedLattice(a, c, points)
 
 
 def _masses_of(single: BucketedPLD) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,32 +1,47 @@
-"""Mean-preserving rounding of losses onto a lattice, and the concentration it buys.
+"""Rounding losses onto a lattice so that the rounded pair dominates the true one.
 
 Bucketing with loss intervals (:func:`~accountant.buckets.bucketed.bucket_pld`) keeps every
 bound certified, but a composed bucket spans ``n`` times the width of one: after ``n``
-releases the bracket in eps is about ``n w`` wide. Rounding instead moves each finite
-outcome's loss ``L`` to one of the two neighbouring lattice points ``g_J <= L < g_{J+1}``
-(``g_J = anchor + J w``), splitting its A-mass so that the mean is kept (Gopi, Lee and
-Wutschitz 2021, "Numerical composition of differential privacy", Section 5):
+releases the bracket in eps is about ``n w`` wide. Rounding instead splits each finite
+outcome, of loss ``L`` in ``[g_J, g_{J+1}]`` (``g_J = anchor + J w``, ``d = L - g_J``), between
+the two lattice points so that its A-mass AND its B-mass are kept (Doroshenko, Ghazi, Kamath,
+Kumar and Manurangsi 2022, "Connect the dots"):
 
-    g_J gets  A (g_{J+1} - L) / w,      g_{J+1} gets  A (L - g_J) / w,
+    g_{J+1} gets  A (1 - e^{-d}) / (1 - e^{-w}),
+    g_J     gets  A e^{-d} (1 - e^{-(w - d)}) / (1 - e^{-w}),
 
-and gives each lattice point the B-mass ``A_J e^{-g_J}``, so the rounded pair has exactly
-the lattice losses. Composition then adds lattice points exactly (no interval widens). The
-rounded composed loss is ``Y' = Y + Z`` with ``Z = sum_i Z_i``: given the true losses, the
-``Z_i`` are independent, each in an interval of length ``w`` with mean ``-eta_i``, where
-``|eta_i| <= rho`` is the rounding of the computed loss. Hoeffding's inequality gives, with
-``V = sum_i w_i^2`` and ``m = sum_i rho_i``,
+each with the B-mass ``A e^{-g}`` of its lattice point. Merging the two halves back gives the
+outcome: the rounded pair dominates the true one (a post-processing maps it onto the true
+pair), so every delta it gives, composed any number of times, is an upper bound, and the
+rounded pair has exactly the lattice losses, so composition adds lattice points exactly (no
+interval widens). Its profile is the true one at the lattice points and the chord in
+``e^eps`` between them, so the excess is of second order: about ``n w^2`` after ``n``
+releases. The lower bound comes from the merged counterpart of the same intervals
+(:mod:`accountant.buckets.merged_lattice`): the outcomes of each interval merged into one,
+a pair the true one dominates.
 
-    P(Z < -(t + m)) <= beta(t) = exp(-2 t^2 / V),   and likewise P(Z > t + m) <= beta(t).
+Rounding of the computation: the split actually computed is the exact one between the points
+``L - d~`` and ``L - d~ + w`` (``d~`` the computed offset), which lie within the drift
+``rho`` (the rounding of ``L``, of ``g_J`` and of the subtraction) of ``g_J`` and ``g_{J+1}``;
+the stored buckets carry that drift in their loss intervals, and the computed shares a few
+ulps of relative error.
 
-Since ``f(y) = (1 - e^{eps - y})^+`` (ADP) and ``1[y > eps]`` (PDP) are non-decreasing and at
-most 1, on the composed outcomes with finite losses (A-mass ``F^n``):
+PDP is not monotone under domination; it uses the coupling the split is: given the true
+losses the rounding steps ``Z_i`` are independent, each in an interval of length ``w``, with
+mean ``w (1 - e^{-d})/(1 - e^{-w}) - d`` in ``[0, w^2/8]`` (concave in ``d``, its largest value
+below ``w^2/8``), plus the drift. Hoeffding's inequality gives, with ``V = sum_i w_i^2`` and
+``m = sum_i (w_i^2/8 + rho_i)``,
+
+    P(Z < -(t + m)) <= beta(t) = exp(-2 t^2 / V),   and likewise P(Z > t + m) <= beta(t),
+
+and since ``1[y > eps]`` is non-decreasing and at most 1, on the composed outcomes with finite
+losses (A-mass ``F^n``):
 
     delta(eps) <= delta'(eps - t - m) + F^n beta(t),
     delta(eps) >= delta'(eps + t + m) - F^n beta(t),
 
-where ``delta'`` is the delta of the rounded composition (bounded, with every other error,
-by :mod:`accountant.buckets.bounds`); distinguishing events are unaffected. The eps slack
-``t`` grows like ``w sqrt(n)``, not ``n w``. :func:`hoeffding_slack` picks ``t`` per query.
+where ``delta'`` is the PDP delta of the rounded composition; distinguishing events are
+unaffected. :func:`~accountant.buckets.hoeffding.hoeffding_slack` picks ``t`` per query.
 """
 
 from __future__ import annotations
@@ -42,26 +57,35 @@ from accountant.buckets.bucketed import (
     BucketedPLD,
     tail_cut_positions,
 )
+from accountant.buckets.merged_lattice import MergedLattice, merge_coarser, merged_release
 from accountant.buckets.tails import LAMBDA_GRID, TailMoments
 from accountant.pairs.pld import PrivacyLossDistribution
 
-__all__ = ["SLACK_FRACTION", "hoeffding_slack", "round_coarser", "round_to_lattice"]
+__all__ = [
+    "MEAN_STEP",
+    "SHARE_ULPS",
+    "dominating_shares",
+    "round_coarser",
+    "round_to_lattice",
+]
 
-#: ``beta(t)`` is chosen as this fraction of the estimated delta (or of the smallest
-#: positive float), so the concentration term is negligible against the bracket.
-SLACK_FRACTION = 1e-6
+
+def dominating_shares(offset: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(to g_J, to g_{J+1})``: the shares of an outcome ``offset = d`` above ``g_J`` (clipped
+    to ``[0, w]``) that keep its A- and B-mass (module note), each within ``6 u`` of the
+    exact share of the computed ``d`` (``expm1`` and ``exp`` within ``2 u``, a product and a
+    quotient)."""
+    d = np.clip(offset, 0.0, width)
+    scale = -math.expm1(-width)
+    up = -np.expm1(-d) / scale
+    down = np.exp(-d) * -np.expm1(-(width - d)) / scale
+    return down, up
 
 
-def hoeffding_slack(variance: float, drift: float, scale: float) -> tuple[float, float]:
-    """``(s, beta)``: the eps shift ``s = t + m`` and the mass ``beta = exp(-2 t^2 / V)`` for
-    ``V = variance``, ``m = drift``, with ``beta = SLACK_FRACTION * scale`` (``scale``: an
-    estimate of the delta asked for; any positive value keeps the bounds certified, a good
-    one keeps them tight). ``(0, 0)`` when nothing was rounded (``V = 0``)."""
-    if variance <= 0.0:
-        return drift, 0.0
-    beta = max(SLACK_FRACTION * scale, 1e-300)
-    t = math.sqrt(0.5 * variance * -math.log(beta))
-    return (t + drift) * (1.0 + 4.0 * UNIT_ROUNDOFF), beta
+#: Relative error of :func:`dominating_shares`, in units of ``u`` (with a margin).
+SHARE_ULPS = 8.0
+#: The largest mean of a rounding step, in units of ``w^2`` (module note: below ``1/8``).
+MEAN_STEP = 0.125 * (1.0 + 1e-9)
 
 
 def round_to_lattice(
@@ -73,8 +97,8 @@ def round_to_lattice(
     moments: tuple | None = None,
 ) -> BucketedPLD:
     """The rounded single release (see the module note) as a :class:`BucketedPLD` whose
-    buckets are lattice points: zero-width loss intervals ``[g_J, g_J]`` widened only by
-    the rounding of ``g_J`` itself, ``variance = w^2`` and ``drift`` the loss rounding.
+    buckets are lattice points: loss intervals ``[g_J - rho, g_J + rho]`` (the drift),
+    ``variance = w^2``, ``drift = w^2/8 + rho``, and its merged counterpart ``dominated``.
 
     A-mass in the tails beyond ``tail_mass`` on each side is cut (counted in ``lost_a``).
     More than ``max_buckets`` lattice points raise
@@ -82,68 +106,94 @@ def round_to_lattice(
     ``moments``: the ``tail_moments`` an earlier call with the same arguments returned (they
     depend on nothing else), to skip computing them again.
     """
-    if pld.losses.size == 0:
-        return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
+    if pld.losses.size == 0:  # no finite outcome: empty on both sides
+        empty = BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
+        merged = MergedLattice(empty, attrs.evolve(empty, mass_b=np.zeros(0)))
+        return attrs.evolve(empty, hoeffding_variance=width * width, dominated=merged)
     low_cut, high_cut, lost = tail_cut_positions(pld.mass_a, tail_mass)
     losses = pld.losses[low_cut:high_cut]
     mass = pld.mass_a[low_cut:high_cut]
-    position = (losses - anchor) / width
-    index = np.floor(position)
-    fraction = np.clip(position - index, 0.0, 1.0)
+    index = np.floor((losses - anchor) / width)
     first = int(index[0])
     count = int(index[-1]) - first + 2
     if count > max_buckets:
         raise BucketBudgetError(count)
     offset = (index - first).astype(np.int64)
-    mass_a = np.bincount(offset, weights=mass * (1.0 - fraction), minlength=count)
-    mass_a += np.bincount(offset + 1, weights=mass * fraction, minlength=count)
+    within = losses - (anchor + index * width)  # d, up to the drift
+    down, up = dominating_shares(within, width)
+    mass_a = np.bincount(offset, weights=mass * down, minlength=count)
+    mass_a += np.bincount(offset + 1, weights=mass * up, minlength=count)
     points = anchor + (first + np.arange(count)) * width
     with np.errstate(divide="ignore"):
         mass_b = np.exp(np.log(mass_a) - points)
-    # position, floor and the split are computed from the float loss: the split's own
-    # rounding moves a mean by at most a few ulps of the loss, added to the drift.
+    # the split's points are L - d~ and L - d~ + w: within the rounding of L, of g_J and of
+    # the subtraction of the lattice points
     largest = float(np.max(np.abs(losses))) + abs(anchor) + width * (abs(first) + count)
-    drift = pld.loss_rounding + 8.0 * UNIT_ROUNDOFF * largest
-    # B = exp(ln A - g): a few ulps of |ln A| + |g| on top of A's own error
-    with np.errstate(divide="ignore"):
-        logs = np.abs(np.log(mass_a[mass_a > 0.0]))
-    exponent_error = 4.0 * UNIT_ROUNDOFF * (float(np.max(logs, initial=0.0)) + largest)
+    drift = (pld.loss_rounding + 8.0 * UNIT_ROUNDOFF * largest) * (1.0 + 1e-9)
     pad = 4.0 * UNIT_ROUNDOFF * (abs(anchor) + width * (abs(first) + count))
+    # each lattice mass is a sum of at most (outcomes + 1) non-negative products
+    relative = 1.01 * (losses.size + 4 + SHARE_ULPS) * UNIT_ROUNDOFF
     rounded = BucketedPLD(
         width=width,
         first_index=first,
         mass_a=mass_a,
         mass_b=mass_b,
-        offset_low=anchor - pad,
-        offset_high=anchor + pad,
+        offset_low=anchor - pad - drift,
+        offset_high=anchor + pad + drift,
         mass_logs=pld.mass_logs,
         lost_a=lost * (1.0 + 4.0 * UNIT_ROUNDOFF * pld.losses.size),
-        # each lattice mass is a sum of at most (outcomes + 1) non-negative products
-        relative_error=1.01 * (losses.size + 4) * UNIT_ROUNDOFF + exponent_error,
+        relative_error=relative,
+        error_b=math.inf,  # B is A e^{-g} up to the drift: the A-only bounds are used
         hoeffding_variance=width * width,
-        hoeffding_drift=drift,
+        hoeffding_drift=MEAN_STEP * width * width + drift,
     )
     if moments is None:
         moments = ((TailMoments.of(rounded), 1),)
-    return attrs.evolve(rounded, tail_moments=moments)
+    # merged: the interval's A-mass, and its C-mass sum a e^{g_J - L} = sum a e^{-d}, within
+    # a relative e^drift - 1 (d is within the drift of the true offset)
+    merged_a = np.bincount(offset, weights=mass, minlength=count)
+    merged_c = np.bincount(
+        offset, weights=mass * np.exp(-np.clip(within, 0.0, None)), minlength=count
+    )
+    merged = merged_release(
+        width=width,
+        first_index=first,
+        anchor=anchor,
+        masses=merged_a,
+        c_masses=merged_c,
+        errors=None,
+        c_errors=None,
+        relative_error=1.01 * (losses.size + 4) * UNIT_ROUNDOFF,
+        c_relative_error=1.01 * (losses.size + 8) * UNIT_ROUNDOFF
+        + math.expm1(min(2.0 * drift, 700.0)),
+        drift=drift,
+        mass_logs=pld.mass_logs,
+        lost_a=rounded.lost_a,
+    )
+    return attrs.evolve(rounded, tail_moments=moments, dominated=merged)
 
 
 def round_coarser(pld: BucketedPLD, factor: int) -> BucketedPLD:
     """A distribution of losses on the lattice ``g_J = c + J w`` (a rounded release or a
-    composition of rounded releases: point losses) rounded onto the lattice
-    ``G_K = c + K W`` with ``W = factor * w``, keeping the mean (the module note, applied
-    to lattice points): ``g_J = G_K + t w`` (``0 <= t < factor``) gives ``1 - t/factor`` of
-    its A-mass to ``G_K`` and ``t/factor`` to ``G_{K+1}``.
+    composition of rounded releases: point losses, within their loss intervals) rounded
+    onto the lattice ``G_K = c + K W`` with ``W = factor * w`` by the dominating split (the
+    module note, applied to lattice points): ``g_J = G_K + t w`` (``0 <= t < factor``) gives
+    ``e^{-t w} (1 - e^{-(W - t w)}) / (1 - e^{-W})`` of its A-mass to ``G_K`` and
+    ``(1 - e^{-t w}) / (1 - e^{-W})`` to ``G_{K+1}``. A point whose true loss lies ``s`` from
+    ``g_J`` splits exactly between ``G_K + s`` and ``G_{K+1} + s`` (the shares depend on
+    differences only): the loss intervals keep their width.
 
-    ``factor`` is a power of two, so every weight is a binary fraction and every product
-    ``mass * weight`` is exact: the split adds no drift, only the rounding of the sums (at
-    most ``2 factor - 1`` non-negative terms per entry, a relative error). The rounding step
-    of this distribution, used as one release of a further composition, lies in an interval
-    of length ``W`` with mean 0: ``hoeffding_variance`` gains ``W^2``. The A-mass error
+    ``factor`` is a power of two. The shares are computed within ``SHARE_ULPS`` ulps
+    (``t w`` is exact up to one rounding), each coarse entry is a sum of at most ``2 factor``
+    products: a relative error. The rounding step of this distribution, used as one release
+    of a further composition, lies in an interval of length ``W`` with mean in ``[0, W^2/8]``:
+    ``hoeffding_variance`` gains ``W^2`` and the drift ``W^2/8`` (PDP). The A-mass error
     bounds follow the linear map (each coarse entry takes at most ``factor`` times the
     largest fine error; the 2-norm grows by at most ``sqrt(factor)``). The tail moments are
-    those given (``pld.tail_moments``, counted) raised by Hoeffding's lemma,
-    ``ln E e^{+-lambda L'} <= ln E e^{+-lambda L} + lambda^2 W^2 / 8``."""
+    those given (``pld.tail_moments``, counted) raised by Hoeffding's lemma around the step's
+    mean, ``ln E e^{+-lambda L'} <= ln E e^{+-lambda L} +- lambda W^2/8 + lambda^2 W^2 / 8``.
+    The merged counterpart (``dominated``) is merged onto the coarser lattice
+    (:func:`~accountant.buckets.merged_lattice.merge_coarser`)."""
     if factor < 1 or factor & (factor - 1):
         raise ValueError(f"factor must be a power of two, got {factor!r}")
     if factor == 1:
@@ -152,19 +202,19 @@ def round_coarser(pld: BucketedPLD, factor: int) -> BucketedPLD:
     lead = pld.first_index % factor  # fine points in front of the first whole group
     first = (pld.first_index - lead) // factor
     groups = -(-(lead + pld.size) // factor)
-    share = np.arange(factor, dtype=np.float64) / factor  # t / factor, exact
+    down, up = dominating_shares(np.arange(factor, dtype=np.float64) * pld.width, width)
 
     def split(values: np.ndarray) -> np.ndarray:
         padded = np.zeros(groups * factor)
         padded[lead : lead + values.size] = values
         table = padded.reshape(groups, factor)
         out = np.zeros(groups + 1)
-        out[:-1] = table @ (1.0 - share)
-        out[1:] += table @ share
+        out[:-1] = table @ down
+        out[1:] += table @ up
         return out
 
     mass_a = split(pld.mass_a)
-    sums = 1.01 * (2 * factor + 2) * UNIT_ROUNDOFF * (1.0 + pld.relative_error)
+    sums = 1.01 * (2 * factor + 2 + SHARE_ULPS) * UNIT_ROUNDOFF * (1.0 + pld.relative_error)
     centre = 0.5 * (pld.offset_low + pld.offset_high)
     points = centre + (first + np.arange(mass_a.size)) * width
     with np.errstate(divide="ignore", over="ignore"):
@@ -177,10 +227,12 @@ def round_coarser(pld: BucketedPLD, factor: int) -> BucketedPLD:
     entry_errors = None
     if pld.entry_errors is not None:
         entry_errors = split(pld.entry_errors) * (1.0 + sums)
+    mean_step = MEAN_STEP * width * width
     moments = tuple(
         (
             TailMoments(
-                count * m.log_mgf_high + (LAMBDA_GRID * width) ** 2 / 8.0 * (1.0 + 1e-12),
+                count * m.log_mgf_high
+                + (LAMBDA_GRID * mean_step + (LAMBDA_GRID * width) ** 2 / 8.0) * (1.0 + 1e-12),
                 count * m.log_mgf_low + (LAMBDA_GRID * width) ** 2 / 8.0 * (1.0 + 1e-12),
             ),
             1,
@@ -188,6 +240,9 @@ def round_coarser(pld: BucketedPLD, factor: int) -> BucketedPLD:
         for m, count in [_summed(pld.tail_moments)]
         if pld.tail_moments
     )
+    dominated = None
+    if pld.dominated is not None:
+        dominated = merge_coarser(pld.dominated, factor)
     return BucketedPLD(
         width=width,
         first_index=first,
@@ -203,9 +258,10 @@ def round_coarser(pld: BucketedPLD, factor: int) -> BucketedPLD:
         releases=pld.releases,
         tail_moments=moments,
         hoeffding_variance=(pld.hoeffding_variance + width * width) * (1.0 + 4.0 * UNIT_ROUNDOFF),
-        hoeffding_drift=pld.hoeffding_drift,
+        hoeffding_drift=(pld.hoeffding_drift + mean_step) * (1.0 + 4.0 * UNIT_ROUNDOFF),
         entry_error=factor * pld.entry_error * (1.0 + sums),
         entry_errors=entry_errors,
+        dominated=dominated,
     )
 
 

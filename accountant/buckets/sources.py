@@ -167,7 +167,8 @@ class PLDRelease:
         tail_mass: float,
         max_buckets: int = 1 << 62,
     ) -> BucketedPLD:
-        """The losses rounded onto the lattice ``anchor + J width``, keeping the mean
+        """The losses split onto the lattice ``anchor + J width`` (a dominating pair, with its
+        merged counterpart)
         (:func:`~accountant.buckets.rounding.round_to_lattice`)."""
         key = (direction, width, anchor, tail_mass)
         rounded = round_to_lattice(

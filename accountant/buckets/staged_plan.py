@@ -1,34 +1,36 @@
 """Composing many rounded releases in two stages, so that no FFT spans the whole composition
 at the finest width (issue 26).
 
-A composition of ``N`` rounded releases at width ``w`` carries the Hoeffding variance
-``V = N w^2`` (:mod:`accountant.buckets.rounding`): the accuracy asked for fixes ``w`` near
-``sqrt(V / N)``, and composing at once (:class:`~accountant.buckets.rounded_plan.RoundedPlan`)
-spans the whole composition's window at that width, ``span / w`` points, which grows like
-``sqrt(N)`` and passes the memory budget beyond about ``10^6`` releases.
+A composition of ``N`` rounded releases at width ``w`` has a bracket of order ``V = N w^2``
+(:mod:`accountant.buckets.rounding`): the accuracy asked for fixes ``w`` near ``sqrt(V /
+N)``, and composing at once (:class:`~accountant.buckets.rounded_plan.RoundedPlan`) spans the
+whole composition's window at that width, ``span / w`` points, which grows like ``sqrt(N)``
+and passes the memory budget beyond about ``10^6`` releases.
 
 The composed distribution is smooth on a much coarser scale, and a lattice only needs to be
 fine where it is used many times. Stage 0 composes blocks of ``b`` releases at ``w`` (their
-window is ``sqrt(N / b)`` times narrower); each block's composition is then rounded onto the
-lattice of width ``W = r w`` (:func:`~accountant.buckets.rounding.round_coarser`, ``r`` a
-power of two: mean kept, no drift), and stage 1 composes the ``N / b`` blocks at ``W``. Every
-rounding step, the blocks' coarser one included, moves the composed loss by an independent
-step of mean 0 (given what it rounds) in an interval of its width, so the steps form a
-martingale and the Azuma-Hoeffding inequality gives the same tail bound as before with
+window is ``sqrt(N / b)`` times narrower); each block's composition is split onto the lattice
+of width ``W = r w`` (:func:`~accountant.buckets.rounding.round_coarser`, ``r`` a power of
+two), which keeps a dominating pair dominating, and its merged counterpart is merged onto it
+(:func:`~accountant.buckets.merged_lattice.merge_coarser`), which keeps a dominated pair
+dominated; stage 1 composes the ``N / b`` blocks at ``W``. The bracket's order becomes
 
-    V = N w^2 + (N / b) W^2,
+    V = N w^2 + (N / b) W^2
 
-which :mod:`accountant.buckets.second_order` uses unchanged. ``r`` is the largest power of
-two with ``(N / b) W^2 <= VARIANCE_SHARE * N w^2``, and ``b`` the block size (a power of two)
-that makes the two stages cheapest, each within the memory budget. Releases composed fewer
-than ``b`` times are pooled into blocks of about ``b`` releases.
+(and for PDP, whose Hoeffding slack reads it, every rounding step, the blocks' coarser one
+included, is a bounded step whose mean is at most a eighth of its width squared, given what
+it rounds: the steps are martingale differences and the Azuma-Hoeffding inequality gives the
+same tail bound). ``r`` is the largest power of two with ``(N / b) W^2 <= VARIANCE_SHARE * N
+w^2``, and ``b`` the block size (a power of two) that makes the two stages cheapest, each
+within the memory budget. Releases composed fewer than ``b`` times are pooled into blocks of
+about ``b`` releases.
 
 Everything else is as for one stage: each block's composition carries its certified errors
 (FFT round-off, cut tails, relative errors) into stage 1 as a release's, the tail moments of
-a block are the sums of its releases' raised by Hoeffding's lemma for the coarser rounding,
-and both stages take the same tilt (:mod:`accountant.buckets.rounded_plan`): the largest up
-to the one asked for that every block's window affords, since a block's errors are relative
-to the density of the tilt it was composed with.
+a block are the sums of its releases' raised for the coarser step (Hoeffding's lemma around
+its mean), and both stages take the same tilt (:mod:`accountant.buckets.rounded_plan`): the
+largest up to the one asked for that every block's window affords, since a block's errors are
+relative to the density of the tilt it was composed with.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from collections.abc import Callable
 import attrs
 
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
-from accountant.buckets.rounded_plan import Masses, RoundedPlan
+from accountant.buckets.rounded_plan import RoundedPlan, compose_releases
 from accountant.buckets.rounding import round_coarser
 from accountant.buckets.tails import chernoff_window
 
@@ -47,7 +49,7 @@ __all__ = ["FFT_TARGET", "VARIANCE_SHARE", "Block", "StagedPlan"]
 
 #: A composition at once whose window exceeds this many points takes two stages (the
 #: cheapest, when some fit the memory budget).
-FFT_TARGET = 1 << 20
+FFT_TARGET = 1 << 18
 #: The largest share of the first stage's Hoeffding variance the coarser rounding of the
 #: blocks may add.
 VARIANCE_SHARE = 0.25
@@ -147,23 +149,14 @@ class StagedPlan:
 
     # -- composing ----------------------------------------------------------------------
 
-    def compose(self, masses: Masses, tilt: float = 0.0) -> BucketedPLD | None:
-        """The composition tilted by ``tilt`` (0: untilted); ``None`` when its tilted window
+    def compose(self, tilt: float = 0.0) -> BucketedPLD | None:
+        """The composition tilted by ``tilt`` (0: untilted), with its merged counterpart
+        (second pass: the releases ``make(i)`` read again); ``None`` when its tilted window
         does not fit (the caller then composes untilted)."""
         if not self.blocks:
-            plan = RoundedPlan(
-                self.whole.summaries,
-                self.whole.counts,
-                self.whole.moments,
-                self.whole.start,
-                self.whole.stop,
-                self.whole.first,
-                self.whole.last,
-                self.tail_mass,
-                self.max_buckets,
-            )
-            return plan.compose(masses, tilt)
-        blocks = [self._block(block, masses, tilt) for block in self.blocks]
+            plan = attrs.evolve(self.whole, tail_mass=self.tail_mass, max_buckets=self.max_buckets)
+            return compose_releases(plan, self.make, tilt)
+        blocks = [self._block(block, tilt) for block in self.blocks]
         coarse = [composed for composed, _ in blocks]
         top = RoundedPlan.build(
             lambda index: coarse[index],
@@ -177,12 +170,12 @@ class StagedPlan:
         # density: tilting it further at the top would amplify them. All at the smallest.
         common = min([tilt, *(block_tilt for _, block_tilt in blocks)])
         common = top.affordable(common) if common > 0.0 else 0.0
-        return top.compose(lambda index: (coarse[index].mass_a, coarse[index].entry_errors), common)
+        return compose_releases(top, lambda index: coarse[index], common)
 
-    def _block(self, block: Block, masses: Masses, tilt: float) -> tuple[BucketedPLD, float]:
+    def _block(self, block: Block, tilt: float) -> tuple[BucketedPLD, float]:
         """``(composition, tilt)`` of one block at the first width, under the largest grid
         tilt up to ``tilt`` its window affords (:meth:`RoundedPlan.affordable`), rounded
-        onto the coarser lattice."""
+        onto the coarser lattice (its merged counterpart merged onto it)."""
         members = [i for i, count in enumerate(block.counts) if count]
         plan = RoundedPlan.of_summaries(
             tuple(self.whole.summaries[i] for i in members),
@@ -193,13 +186,13 @@ class StagedPlan:
         if plan is None:  # pragma: no cover - every release is at the same width
             raise BucketBudgetError(0)
 
-        def local(index: int):
-            return masses(members[index])
+        def local(index: int) -> BucketedPLD:
+            return self.make(members[index])
 
         affordable = plan.affordable(tilt) if tilt > 0.0 else 0.0
-        composed = plan.compose(local, affordable) if affordable > 0.0 else None
+        composed = compose_releases(plan, local, affordable) if affordable > 0.0 else None
         if composed is None:
-            composed, affordable = plan.compose(local, 0.0), 0.0
+            composed, affordable = compose_releases(plan, local, 0.0), 0.0
         return round_coarser(composed, self.factor), affordable
 
 

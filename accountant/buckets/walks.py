@@ -193,8 +193,8 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
 def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: str):
     directions = directions_of(direction)
     if kind == "ADP":
-        for d in directions:
-            buckets._aim_epsilon(d, target)
+        estimates = {d: buckets._aim_epsilon(d, target) for d in directions}
+        buckets._aim_lesser(estimates)
     low = dict.fromkeys(directions, 0.0)
     high = dict.fromkeys(directions, math.inf)
     steps: list[tuple[np.ndarray, np.ndarray]] = []

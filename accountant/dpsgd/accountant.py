@@ -7,7 +7,10 @@ pair (SPEC section 2), exact to its accuracy. For ``dimension = d > 1``:
 * ``lower``: the truncated one-dimensional pair's certified lower bound. A clipped
   gradient on one axis is a valid neighbouring input and leaves the other ``d - 1``
   coordinates with the same law under both inputs, so the ``d``-dimensional mechanism is
-  at least as distinguishable as that pair.
+  at least as distinguishable as that pair. Where its cut lies so far in the tails that
+  the coupling of :mod:`accountant.dpsgd.coupling` costs at most :data:`NEGLIGIBLE` of the
+  delta, that lower bound comes from the uncut run (less the coupling's penalty), whose
+  composition the upper bound needs anyway: one composition, not two.
 * ``upper``: the coupling bound of :mod:`accountant.dpsgd.coupling` on top of the
   certified upper bound of the same steps without the cut (``cut = inf``).
 """
@@ -23,7 +26,7 @@ import numpy as np
 
 from accountant.buckets import PrivacyBuckets
 from accountant.composition import Component, ComposedReleases
-from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability
+from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability, lowering
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -48,6 +51,9 @@ __all__ = ["CutAndUncut", "DPSGDAccountant"]
 #: Rounds of the search for a certified eps (each widens its step; one or two suffice
 #: unless ``tau`` is within a few percent of ``delta``).
 SEARCH_ROUNDS = 16
+#: The cut run's lower bound comes from the uncut run when the coupling's penalty is at
+#: most this share of the delta (the eps it moves is about this over the tail's slope).
+NEGLIGIBLE = 1e-7
 
 
 def _canonical(truncation: str) -> str:
@@ -134,15 +140,26 @@ class DPSGDAccountant(ComposedReleases):
             [(c.mechanism.cut, self.dimension * c.times) for c in self.components]
         )
 
+    @property
+    def one_dimensional_escape(self) -> float:
+        """``tau_1``: :attr:`escape_probability` of the one-dimensional pair (one coordinate
+        per step), whose coupling bounds the cut run from below through the uncut one."""
+        return escape_probability([(c.mechanism.cut, c.times) for c in self.components])
+
     def delta(self, epsilon: float | np.ndarray, direction: Direction = "max") -> Bounds:
         """Certified ADP ``Bounds(lower, upper)`` on delta(eps) of the ``d``-dimensional
         run (vectorised over eps)."""
-        low = self.truncated.delta(epsilon, direction)
         if self.dimension == 1:
-            return low
+            return self.truncated.delta(epsilon, direction)
         eps = check_epsilons("epsilon", epsilon)
         high = self.gaussian.delta(epsilon, direction)
         upper = coupled_delta(high.upper, eps, self.escape_probability, self.truncation)
+        penalty = lowering(eps, self.one_dimensional_escape, self.truncation)
+        through = np.asarray(high.lower, dtype=np.float64) - penalty
+        if np.all(penalty <= NEGLIGIBLE * np.asarray(high.lower)):
+            low = attrs.evolve(high, lower=float(through) if np.ndim(epsilon) == 0 else through)
+        else:
+            low = self.truncated.delta(epsilon, direction)
         lower = np.asarray(low.lower, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             gaps = np.where(upper > 0.0, (upper - lower) / upper, 0.0)
@@ -194,7 +211,7 @@ class DPSGDAccountant(ComposedReleases):
                 delta=np.asarray(delta, dtype=np.float64).ravel(),
             )
         delta = check_target_delta("delta", delta)
-        low = self.truncated.epsilon(delta, direction)
+        low = self._lower_epsilon(delta, direction)
         return EpsilonBounds(
             lower=low.lower,
             upper=self._certified_epsilon(delta, direction, float(low.upper)),
@@ -205,6 +222,23 @@ class DPSGDAccountant(ComposedReleases):
             accuracy=self.accuracy,
             bucket_width=low.bucket_width,
         )
+
+    def _lower_epsilon(self, delta: float, direction: str) -> EpsilonBounds:
+        """The cut run's eps bounds at ``delta`` (its lower end certified): through the uncut
+        run when the coupling's penalty at the uncut run's certified upper eps ``E`` is at
+        most :data:`NEGLIGIBLE` of ``delta`` (every eps below the uncut run's certified lower
+        eps at ``delta + penalty(E)``, which is at most ``E``, leaves the cut run's delta
+        above ``delta``), else the cut run's own."""
+        tau = self.one_dimensional_escape
+        if tau < NEGLIGIBLE * delta:
+            first = self.gaussian.epsilon(delta, direction)
+            penalty = float(lowering(float(first.upper), tau, self.truncation))
+            if penalty <= NEGLIGIBLE * delta:
+                if penalty == 0.0:
+                    return first
+                shifted = self.gaussian.epsilon(delta + penalty, direction)
+                return attrs.evolve(first, lower=shifted.lower)
+        return self.truncated.epsilon(delta, direction)
 
     def _certified_epsilon(self, delta: float, direction: str, start: float) -> float:
         """The smallest eps found whose coupled upper bound is at most ``delta``: the uncut

@@ -27,6 +27,16 @@ composition (the transcript of the whole run) and for Poisson subsampling alike.
 
       delta_T(eps) <= delta_G(eps) + (1 + e^eps) tau.
 
+The same coupling bounds the cut run from below, where only the noise of the one-dimensional
+pair is cut (``N = sum_j n_j`` draws, ``tau_1``): renormalised, ``P_T(S) >= P_G(S) - tau`` and
+``Q_T(S) <= Q_G(S) + tau / (1 - tau)``; clamped, both within ``tau``. Hence::
+
+    delta_T(eps) >= delta_G(eps) - tau - e^eps tau / (1 - tau)    (renormalised),
+    delta_T(eps) >= delta_G(eps) - (1 + e^eps) tau                 (clamped),
+
+so for a cut far in the tails the uncut run's lower bound, less that penalty, is the cut
+run's (:func:`lowering`), and one composition serves both ends of the bracket.
+
 ``delta_G`` is the certified upper bound of the uncut subsampled Gaussian (the same pair
 with ``cut = inf``; for the Gaussian the L2 sensitivity reduces the ``d``-dimensional
 mechanism to that pair exactly). Both forms are ADP statements, for each direction.
@@ -41,7 +51,7 @@ import numpy as np
 from accountant.numerics.directed import up
 from accountant.numerics.lazy import special
 
-__all__ = ["coupled_delta", "delta_budget", "escape_probability"]
+__all__ = ["coupled_delta", "delta_budget", "escape_probability", "lowering"]
 
 #: Relative margin on ``tau`` covering the rounding of ``log_ndtr``, ``log1p`` and the
 #: sum over components (each a few ulps; far below this).
@@ -92,3 +102,18 @@ def delta_budget(delta: float, epsilon: float, tau: float, truncation: str) -> f
     grown = math.exp(epsilon) * tau if epsilon < 700.0 else math.inf
     budget = delta - grown - tau if truncation == "clamped" else delta * (1.0 - tau) - grown
     return budget
+
+
+def lowering(epsilon: np.ndarray | float, tau: float, truncation: str) -> np.ndarray:
+    """What the uncut run's lower bound on delta loses at ``epsilon`` as a lower bound of the
+    cut run (module docstring: ``tau + e^eps tau / (1 - tau)`` renormalised, ``(1 + e^eps)
+    tau`` clamped), rounded up (``inf`` when ``tau`` is 1 or ``e^eps tau`` overflows)."""
+    eps = np.asarray(epsilon, dtype=np.float64)
+    if tau == 0.0:
+        return np.zeros_like(eps)
+    if tau >= 1.0:
+        return np.full_like(eps, math.inf)
+    with np.errstate(over="ignore"):
+        grown = np.exp(eps) * tau
+    penalty = grown + tau if truncation == "clamped" else tau + grown / (1.0 - tau)
+    return np.nextafter(penalty * (1.0 + 8 * 2.0**-53), np.inf)

@@ -17,8 +17,8 @@ Besides the continuous part there are:
 
 Each bucket's masses carry the bounds of :mod:`~accountant.mechanisms.subsampled_gaussian_masses`;
 one relative error (:func:`~accountant.buckets.analytic_lattice.split_errors`), the rest
-absolute. From many releases on the engine rounds the release onto a lattice instead,
-keeping the mean (:meth:`SubsampledGaussianRelease.lattice`).
+absolute. From many releases on the engine splits the release onto a lattice instead, with
+its merged counterpart (:meth:`SubsampledGaussianRelease.lattice`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from accountant.mechanisms.subsampled_gaussian_masses import (
 from accountant.mechanisms.subsampled_loss import loss_f
 from accountant.numerics.gaussian import normal_mass_between
 from accountant.numerics.lazy import special
+from accountant.numerics.norms import euclidean_norm
 from accountant.validation import check_one_direction
 
 __all__ = ["SubsampledGaussianRelease"]
@@ -335,7 +336,8 @@ class SubsampledGaussianRelease:
         max_buckets: int = 1 << 62,
     ) -> BucketedPLD:
         """The release rounded onto the lattice ``anchor + J width`` over the range of
-        :meth:`statistics`, keeping the mean (:mod:`accountant.buckets.analytic_lattice`)."""
+        :meth:`statistics`, by the dominating split with its merged counterpart
+        (:mod:`accountant.buckets.analytic_lattice`)."""
         stats = self.statistics(direction, tail_mass)
         part, atoms = subsampled_law(self.mechanism, self._weights(direction)[0])
         logs = self.mechanism.mass_logs(direction)
@@ -397,7 +399,7 @@ class SubsampledGaussianRelease:
             mass_logs=self.mechanism.mass_logs(direction),
             lost_a=lost,
             relative_error=relative + 2.0 * U,
-            error_a=1.01 * float(np.linalg.norm(absolute[0])),
-            error_b=1.01 * float(np.linalg.norm(absolute[1])),
+            error_a=1.01 * float(euclidean_norm(absolute[0])),
+            error_b=1.01 * float(euclidean_norm(absolute[1])),
         )
         return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))

@@ -157,7 +157,8 @@ def test_bucket_masses_add_up_to_one(mechanism, width, anchor, tail):
     assert np.all(pld.mass_a >= 0.0) and np.all(pld.mass_b >= 0.0)
     assert pld.offset_low <= anchor - width and pld.offset_high >= anchor
     assert pld.offset_high - pld.offset_low <= width * (1.0 + 1e-12)
-    assert pld.error_a == 0.0 and pld.error_b == 0.0
+    # (only the smallest normal floats of entries that may have underflowed)
+    assert pld.error_a <= 1e-300 and pld.error_b <= 1e-300
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS, ids=str)

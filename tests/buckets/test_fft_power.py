@@ -49,13 +49,14 @@ def test_the_fft_constant_covers_long_double_references():
 def test_a_composition_by_powers_bounds_every_entry_and_coarsening_keeps_it():
     from accountant import WorstCasePair
     from accountant.buckets.coarsen import coarsen
-    from accountant.buckets.rounded_plan import compose_rounded
+    from accountant.buckets.rounded_plan import RoundedPlan, compose_releases
     from accountant.buckets.rounding import round_to_lattice
     from accountant.pairs.pld import privacy_loss_distribution
 
     pair = WorstCasePair.from_arrays([0.30, 0.35, 0.35], [0.29, 0.357, 0.353])
     single = round_to_lattice(privacy_loss_distribution(pair, "A/B"), 1e-3, 0.0, 1e-30)
-    composed = compose_rounded(lambda index: single, [500], 1e-30, 1 << 22)
+    plan = RoundedPlan.build(lambda index: single, [500], 1e-30, 1 << 22)
+    composed = compose_releases(plan, lambda index: single)
     assert composed is not None and math.isfinite(composed.entry_error)
     assert composed.error_a >= composed.entry_error  # the norm bound covers one entry
     counted = 10

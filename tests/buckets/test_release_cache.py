@@ -94,7 +94,9 @@ def test_a_group_larger_than_the_store_keeps_its_first_releases(monkeypatch):
     calls = _counting(monkeypatch)
     probe = _steps()[0]
     PrivacyBuckets(accuracy=1e-3).compose(probe, 70).epsilon(1e-6)
-    one = release_cache.held_bytes()
+    one = max(  # the largest release kept
+        size for members in release_cache._groups.values() for _, _, size in members.values()
+    )
     release_cache.clear()
     calls.clear()
     monkeypatch.setattr(release_cache, "BYTES", int(one * 1.5))
@@ -103,3 +105,23 @@ def test_a_group_larger_than_the_store_keeps_its_first_releases(monkeypatch):
     assert min(counts.values()) == 1  # a first member kept
     assert max(counts.values()) > 1  # the rest recomputed, never thrashing the first out
     assert 0 < release_cache.held_bytes() <= int(one * 1.5)
+
+
+def test_a_second_accountant_of_the_same_releases_composes_nothing(monkeypatch):
+    """Compositions of rounded releases are kept for the process: a new accountant of the
+    same steps (a repeated query, Opacus asking again) reads them, with the same answer."""
+    step = mechanisms.SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.02, cut=8.0)
+    first = PrivacyBuckets(accuracy=1e-3).compose(step, 400).epsilon(1e-5)
+    composed = []
+    original = PrivacyBuckets._compose_at
+    monkeypatch.setattr(
+        PrivacyBuckets,
+        "_compose_at",
+        lambda self, *args: composed.append(args) or original(self, *args),
+    )
+    again = PrivacyBuckets(accuracy=1e-3).compose(step, 400).epsilon(1e-5)
+    assert composed == []
+    assert (again.lower, again.upper) == (first.lower, first.upper)
+    release_cache.clear()
+    fresh = PrivacyBuckets(accuracy=1e-3).compose(step, 400).epsilon(1e-5)
+    assert composed and (fresh.lower, fresh.upper) == (first.lower, first.upper)

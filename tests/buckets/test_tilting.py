@@ -14,14 +14,12 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import integrate
 from scipy.optimize import brentq
 
 import accountant.buckets.engine as engine_module
 from accountant import PrivacyBuckets
 from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.rounding import round_to_lattice
-from accountant.buckets.second_order import psi_one_sided
 from accountant.errors import CertificationWarning
 from accountant.pairs.pld import privacy_loss_distribution
 from tests.buckets.test_rounding import PAIR, _log_space_delta
@@ -100,19 +98,3 @@ def test_eps_at_delta_1e_15_brackets_the_exact_eps(monkeypatch):
         bounds = accountant.epsilon(1e-15, direction="A/B")
     assert bounds.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= bounds.upper
     assert (bounds.upper - bounds.lower) / bounds.upper < 1e-3
-
-
-def test_the_one_sided_psi_matches_its_integral():
-    variance, drift = 2.5e-5, 1e-9
-    for a in (0.0, 0.002, 0.01, 0.03):
-        numeric, _ = integrate.quad(
-            lambda s: min(1.0, math.exp(-2.0 * max(s - drift, 0.0) ** 2 / variance)),
-            a,
-            1.0,
-            points=[0.005],
-            limit=200,
-            epsabs=0.0,
-            epsrel=1e-12,
-        )
-        found = float(psi_one_sided(a, variance, drift))
-        assert numeric * (1 - 1e-9) <= found <= numeric * (1 + 1e-9)

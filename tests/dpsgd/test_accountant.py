@@ -93,6 +93,33 @@ def test_epsilon_is_certified_by_the_delta_bound_and_brackets_the_truth():
     assert many.upper[0] == found.upper and many.upper[1] < found.upper
 
 
+def _composed_anything(buckets: PrivacyBuckets) -> bool:
+    """Whether ``buckets`` (or an accountant it derived for a target's tail mass) composed."""
+    memo = buckets._memo
+    return bool(memo.composed) or any(bool(t._memo.composed) for t in memo.tails.values())
+
+
+def test_a_far_cut_takes_its_lower_bound_from_the_uncut_run():
+    """Cut at 9 sigma: the coupling's penalty is far below the delta, so the lower end comes
+    from the uncut run (the cut run is never composed), and it lies within the truncated
+    pair's own certified bracket (and below the upper end); at 5 sigma it does not apply."""
+    step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.02, cut=9.0)
+    accountant = DPSGDAccountant(dimension=10**3, accuracy=1e-3).compose(step, 300)
+    found = accountant.epsilon(1e-5)
+    assert not _composed_anything(accountant.truncated)  # one composition: the uncut run's
+    assert _composed_anything(accountant.gaussian)
+    own = PrivacyBuckets(accuracy=1e-3).compose(step, 300).epsilon(1e-5)
+    assert found.lower <= own.upper and found.lower >= own.lower * (1 - 1e-3)
+    assert found.lower <= found.upper
+    near = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.02, cut=5.0)
+    close = DPSGDAccountant(dimension=2, accuracy=1e-3).compose(near, 300)
+    close.epsilon(1e-2)
+    assert _composed_anything(close.truncated)  # the cut run's own lower bound
+    bounds = accountant.delta(np.array([1.0, 2.0]))
+    theirs = PrivacyBuckets(accuracy=1e-3).compose(step, 300).delta(np.array([1.0, 2.0]))
+    assert np.all(bounds.lower <= theirs.upper) and np.all(bounds.lower <= bounds.upper)
+
+
 @pytest.mark.slow
 def test_a_cut_too_close_for_the_coordinates_is_refused_not_guessed():
     step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.01, cut=8.0)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability
+from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability, lowering
 
 STEP = 0.25
 
@@ -81,6 +81,29 @@ def test_the_coupling_bound_holds_on_exact_lattice_compositions(truncation, shif
             true = _delta(first, second, eps)
             bound = coupled_delta(_delta(first_g, second_g, eps), eps, tau, truncation)
             assert true <= bound
+
+
+@pytest.mark.parametrize("truncation", ["renormalised", "clamped"])
+@pytest.mark.parametrize("shift", SHIFTS)
+def test_the_uncut_lower_bound_less_the_penalty_bounds_the_cut_run(truncation, shift):
+    """``delta_T >= delta_G - lowering(eps, tau)`` on the same exact compositions, and the
+    penalty is the coupling's size (not vacuous): ``tau (1 + e^eps)`` up to ``1 / (1 - tau)``."""
+    grid, gaussian = _lattice_gaussian(sigma=0.6, reach=4.0)
+    cut = 1.0
+    truncated = _cut(grid, gaussian, cut, truncation)
+    tau = 1.0 - gaussian[np.abs(grid) <= cut + 1e-12].sum() ** 4
+    a_g, b_g = _two_steps(gaussian, shift)
+    a_t, b_t = _two_steps(truncated, shift)
+    for eps in (0.0, 0.3, 1.0, 3.0, 8.0):
+        penalty = float(lowering(eps, tau, truncation))
+        assert tau * (1.0 + math.exp(eps)) <= penalty <= tau * (1.0 + math.exp(eps)) / (1.0 - tau)
+        for first, second, first_g, second_g in ((a_t, b_t, a_g, b_g), (b_t, a_t, b_g, a_g)):
+            assert _delta(first, second, eps) >= _delta(first_g, second_g, eps) - penalty
+
+
+def test_no_escape_costs_nothing_and_certain_escape_everything():
+    assert float(lowering(2.0, 0.0, "clamped")) == 0.0
+    assert float(lowering(2.0, 1.0, "renormalised")) == math.inf
 
 
 def test_the_bound_is_not_vacuous_where_the_cut_is_far_out():

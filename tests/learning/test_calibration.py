@@ -114,7 +114,7 @@ def test_a_given_accuracy_certifies_the_returned_sigma(small):
     result = calibrate_noise_multiplier(**SMALL, accuracy=5e-4)
     assert result.converged
     at_sigma = [p for p in result.points if p.sigma == result.sigma]
-    assert any(p.accuracy <= 5e-4 for p in at_sigma)
+    assert any(p.achieved_accuracy <= 5e-4 for p in at_sigma)
     assert result.delta_upper <= SMALL["delta"]
     assert (result.delta_upper - result.delta_lower) / result.delta_upper <= 5e-4
 
