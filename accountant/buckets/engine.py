@@ -56,6 +56,10 @@ __all__ = ["PrivacyBuckets"]
 #: (:mod:`~accountant.buckets.rounding`), whose bracket is of order ``V = n w^2`` instead of
 #: loss intervals that widen like ``n w``. ``None`` turns rounding off.
 ROUNDING_RELEASES: int | None = 64
+#: ... and from this many on for releases whose losses have a smooth law (a source with
+#: ``smooth_losses = True``: the subsampled Gaussian of DP-SGD), where the split and merged
+#: pairs are of second order per release while loss intervals are of first order.
+SMOOTH_ROUNDING_RELEASES = 2
 #: Threads composing the directions of a rung at once (1, the default: one after the
 #: other; on two cores two threads gained nothing measurable on DP-SGD rows once releases
 #: were kept between passes). Two hold both directions' arrays at once, so they do only for
@@ -157,13 +161,17 @@ class PrivacyBuckets(ComposedReleases):
         """Whether losses are rounded onto a lattice (a dominating and a merged pair: a bracket
         of order ``n w^2``) instead of bucketed with intervals (``n w``): when the buckets
         cannot follow a loss lattice exactly (there is none, or it is finer than the budget
-        allows) and there are many releases, and every release can be rounded (pairs, PLDs
-        and the analytic mechanisms, from their CDFs:
+        allows) and there are many releases (:data:`ROUNDING_RELEASES`, or
+        :data:`SMOOTH_ROUNDING_RELEASES` for smooth laws), and every release can be rounded
+        (pairs, PLDs and the analytic mechanisms, from their CDFs:
         :mod:`~accountant.buckets.analytic_lattice`)."""
+        if ROUNDING_RELEASES is None:
+            return False
+        smooth = all(getattr(c.source, "smooth_losses", False) for c in self.components)
         return (
-            ROUNDING_RELEASES is not None
-            and (start.spacing is None or start.width > start.spacing)
-            and self.releases >= ROUNDING_RELEASES
+            (start.spacing is None or start.width > start.spacing)
+            and self.releases
+            >= min(ROUNDING_RELEASES, SMOOTH_ROUNDING_RELEASES if smooth else ROUNDING_RELEASES)
             and all(hasattr(c.source, "lattice") for c in self.components)
         )
 

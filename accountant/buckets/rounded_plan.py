@@ -53,6 +53,7 @@ import numpy as np
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_tail_moments
 from accountant.buckets.fft_power import power_spectrum
 from accountant.buckets.merged_lattice import MergedLattice
+from accountant.buckets.progress import tick
 from accountant.buckets.release_summary import (
     ReleaseSummary,
     circular_slice,
@@ -288,6 +289,7 @@ class RoundedPlan:
                 yield values, times, error
 
         powered = power_spectrum(parts(), size)
+        tick(f"{sum(self.counts)} releases composed at width {width:.3g}")
         # entries start - first .. stop - first of the circular result (a copy of exactly
         # the window: the spectrum's full array is freed)
         window = circular_slice(powered.masses, start - self.first, stop - start + 1)

@@ -263,7 +263,8 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
         direction=direction,
         releases=buckets.releases,
         accuracy=buckets.accuracy,
-        bucket_width=max(p.width for p in plds.values()),
+        # the width of the composition that decided the answer (the largest upper end)
+        bucket_width=plds[max(plds, key=lambda d: high[d])].width,
     )
 
 

@@ -64,6 +64,10 @@ class SubsampledGaussianRelease:
     """One release of a
     :class:`~accountant.mechanisms.subsampled_gaussian.SubsampledTruncatedGaussian`."""
 
+    #: its losses have a smooth law (plus the clamped cut's atoms): from two releases on the
+    #: engine splits them onto a lattice (``engine.SMOOTH_ROUNDING_RELEASES``)
+    smooth_losses = True
+
     def __init__(self, mechanism: SubsampledTruncatedGaussian):
         self.mechanism = mechanism
         self.description = mechanism.description

@@ -91,6 +91,7 @@ from accountant.mechanisms.subsampled_gaussian_masses import edge_ell
 from accountant.mechanisms.subsampled_loss import inverse_loss, loss_f, tilt_share
 from accountant.numerics.directed import MassLogs, up
 from accountant.numerics.lazy import special
+from accountant.numerics.norms import euclidean_norm
 from accountant.validation import (
     check_lambda,
     check_one_direction,
@@ -532,8 +533,8 @@ class SubsampledLaplaceRelease:
             mass_logs=self.mechanism.mass_logs(direction),
             lost_a=lost,
             relative_error=relative + 2.0 * U,
-            error_a=1.01 * float(np.linalg.norm(absolute[0])),
-            error_b=1.01 * float(np.linalg.norm(absolute[1])),
+            error_a=1.01 * float(euclidean_norm(absolute[0])),
+            error_b=1.01 * float(euclidean_norm(absolute[1])),
         )
         return attrs.evolve(bucketed, tail_moments=((TailMoments.of(bucketed), 1),))
 

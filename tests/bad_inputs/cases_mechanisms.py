@@ -9,8 +9,10 @@ import math
 from accountant.mechanisms import (
     GaussianMechanism,
     LaplaceMechanism,
+    SubsampledLaplace,
     TruncatedGaussianMechanism,
     TruncatedLaplaceMechanism,
+    WithoutReplacementGaussian,
 )
 from tests.bad_inputs.catalogue import each
 
@@ -18,6 +20,8 @@ GAUSSIAN = "mechanisms.GaussianMechanism"
 LAPLACE = "mechanisms.LaplaceMechanism"
 TRUNCATED_GAUSSIAN = "mechanisms.TruncatedGaussianMechanism"
 TRUNCATED_LAPLACE = "mechanisms.TruncatedLaplaceMechanism"
+SUBSAMPLED_LAPLACE = "mechanisms.SubsampledLaplace"
+WITHOUT_REPLACEMENT = "mechanisms.WithoutReplacementGaussian"
 DIRECTION = "direction must be 'A/B' or 'B/A'"
 
 MECHANISM_CASES = [
@@ -111,5 +115,47 @@ MECHANISM_CASES = [
         "lam",
         lambda v: TruncatedLaplaceMechanism(1, 3).log_moment_slope(v, "A/B"),
         [(math.nan, "got nan")],
+    ),
+    *each(
+        SUBSAMPLED_LAPLACE,
+        "scale",
+        lambda v: SubsampledLaplace(scale=v, sampling_rate=0.1),
+        [(0.0, "got 0.0"), (math.inf, "got inf")],
+    ),
+    *each(
+        SUBSAMPLED_LAPLACE,
+        "sampling_rate",
+        lambda v: SubsampledLaplace(scale=1.0, sampling_rate=v),
+        [(1.0, "LaplaceMechanism), got 1.0"), (0.0, "got 0.0"), (1.5, "got 1.5")],
+    ),
+    *each(
+        SUBSAMPLED_LAPLACE,
+        "clip",
+        lambda v: SubsampledLaplace(scale=1.0, sampling_rate=0.1, clip=v),
+        [(math.nan, "got nan")],
+    ),
+    *each(
+        SUBSAMPLED_LAPLACE,
+        "direction",
+        lambda v: SubsampledLaplace(scale=1.0, sampling_rate=0.1).log_moment(1.0, v),
+        [("max", f"{DIRECTION}, got 'max'")],
+    ),
+    *each(
+        WITHOUT_REPLACEMENT,
+        "sigma",
+        lambda v: WithoutReplacementGaussian(sigma=v, sampling_rate=0.1),
+        [(-1.0, "got -1.0"), (math.nan, "got nan")],
+    ),
+    *each(
+        WITHOUT_REPLACEMENT,
+        "sampling_rate",
+        lambda v: WithoutReplacementGaussian(sigma=1.0, sampling_rate=v),
+        [(1.0, "GaussianMechanism), got 1.0"), (1.5, "got 1.5")],
+    ),
+    *each(
+        WITHOUT_REPLACEMENT,
+        "clip",
+        lambda v: WithoutReplacementGaussian(sigma=1.0, sampling_rate=0.1, clip=v),
+        [(0.0, "got 0.0")],
     ),
 ]

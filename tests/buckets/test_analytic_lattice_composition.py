@@ -1,4 +1,4 @@
-"""PrivacyBuckets composes analytic mechanisms through mean-preserving lattice rounding from
+"""PrivacyBuckets composes analytic mechanisms through the dominating lattice split from
 ``ROUNDING_RELEASES`` releases on, and the certified brackets hold: the Gaussian mechanism
 against its closed form (``n`` Gaussians of ``mu`` compose to one of ``mu sqrt(n)``) up to
 ``10^6`` releases, and the subsampled truncated Gaussian against the independent certified
@@ -34,8 +34,12 @@ ROUNDED = {
 
 @pytest.mark.parametrize("name", sorted(ROUNDED))
 def test_analytic_mechanisms_take_the_lattice_path(name):
-    many = PrivacyBuckets().compose(ROUNDED[name], engine.ROUNDING_RELEASES)
-    few = PrivacyBuckets().compose(ROUNDED[name], engine.ROUNDING_RELEASES - 1)
+    smooth = getattr(
+        PrivacyBuckets().compose(ROUNDED[name]).components[0].source, "smooth_losses", False
+    )
+    threshold = engine.SMOOTH_ROUNDING_RELEASES if smooth else engine.ROUNDING_RELEASES
+    many = PrivacyBuckets().compose(ROUNDED[name], threshold)
+    few = PrivacyBuckets().compose(ROUNDED[name], threshold - 1)
     for direction in ("A/B", "B/A"):
         assert many._rounds(many._start(direction))
         assert not few._rounds(few._start(direction))
