@@ -54,6 +54,9 @@ SEARCH_ROUNDS = 16
 #: The cut run's lower bound comes from the uncut run when the coupling's penalty is at
 #: most this share of the delta (the eps it moves is about this over the tail's slope).
 NEGLIGIBLE = 1e-7
+#: The accuracy at which the uncut run is first asked for delta when the escape
+#: probability is not negligible (:meth:`DPSGDAccountant._gaussian_delta`).
+COARSE_ACCURACY = 0.05
 
 
 def _canonical(truncation: str) -> str:
@@ -104,26 +107,42 @@ class DPSGDAccountant(ComposedReleases):
     dimension: int = attrs.field(validator=_check_dimension)
     accuracy: float = attrs.field(default=1e-4, validator=_check_accuracy)
     components: tuple[Component, ...] = attrs.field(default=(), repr=False)
-    truncated: PrivacyBuckets = attrs.field(init=False, repr=False)
-    gaussian: PrivacyBuckets = attrs.field(init=False, repr=False)
+    #: the two compositions (:attr:`truncated`, :attr:`gaussian`), built at their first use
+    _composed: dict[str, PrivacyBuckets] = attrs.field(factory=dict, init=False, repr=False)
 
     SETTINGS: ClassVar[tuple[str, ...]] = ("dimension", "accuracy")
     source_of = staticmethod(_both)
 
     def __attrs_post_init__(self) -> None:
-        truncations = {_canonical(c.mechanism.truncation) for c in self.components}
+        # one pass over the steps' truncations, no composition: composing step after step
+        # (a heterogeneous schedule of thousands of settings) stays linear in the steps
+        truncations = {_canonical(t) for t in {c.mechanism.truncation for c in self.components}}
         if len(truncations) > 1:
             raise InvalidInputError(
                 f"mechanism must share one truncation with the steps composed so far, "
                 f"got {sorted(truncations)}"
             )
-        truncated = PrivacyBuckets(accuracy=self.accuracy)
-        gaussian = PrivacyBuckets(accuracy=self.accuracy)
-        for component in self.components:
-            truncated = truncated.compose(component.source.cut, component.times)
-            gaussian = gaussian.compose(component.source.uncut, component.times)
-        object.__setattr__(self, "truncated", truncated)
-        object.__setattr__(self, "gaussian", gaussian)
+
+    def _composition(self, which: str) -> PrivacyBuckets:
+        """The PrivacyBuckets composition of the steps as cut (``"cut"``) or without their
+        cut (``"uncut"``), made once per accountant."""
+        composed = self._composed.get(which)
+        if composed is None:
+            composed = PrivacyBuckets(accuracy=self.accuracy)
+            for component in self.components:
+                composed = composed.compose(getattr(component.source, which), component.times)
+            self._composed[which] = composed
+        return composed
+
+    @property
+    def truncated(self) -> PrivacyBuckets:
+        """The composition of the steps as cut (their certified upper bounds)."""
+        return self._composition("cut")
+
+    @property
+    def gaussian(self) -> PrivacyBuckets:
+        """The composition of the same steps without their cut (the coupling's start)."""
+        return self._composition("uncut")
 
     @property
     def truncation(self) -> str:
@@ -152,7 +171,7 @@ class DPSGDAccountant(ComposedReleases):
         if self.dimension == 1:
             return self.truncated.delta(epsilon, direction)
         eps = check_epsilons("epsilon", epsilon)
-        high = self.gaussian.delta(epsilon, direction)
+        high = self._gaussian_delta(epsilon, eps, direction)
         upper = coupled_delta(high.upper, eps, self.escape_probability, self.truncation)
         penalty = lowering(eps, self.one_dimensional_escape, self.truncation)
         through = np.asarray(high.lower, dtype=np.float64) - penalty
@@ -163,6 +182,21 @@ class DPSGDAccountant(ComposedReleases):
         lower = np.asarray(low.lower, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             gaps = np.where(upper > 0.0, (upper - lower) / upper, 0.0)
+            escape = (
+                coupled_delta(np.zeros_like(eps), eps, self.escape_probability, self.truncation)
+                / upper
+            )
+        if np.max(gaps) > self.accuracy and np.max(escape) > self.accuracy:
+            warnings.warn(
+                f"DPSGDAccountant reached a relative bracket of {np.max(gaps):.3g}, not the "
+                f"requested accuracy {self.accuracy:g}: some of the {self.dimension} x "
+                f"{self.releases} noise coordinates reaches its cut with probability "
+                f"tau={self.escape_probability:.3g}, which alone makes up "
+                f"{100 * np.max(escape):.3g}% of the upper bound (a larger cut narrows it; "
+                "bounds still certified)",
+                CertificationWarning,
+                stacklevel=2,
+            )
         scalar = np.ndim(epsilon) == 0
         return Bounds(
             lower=low.lower,
@@ -174,6 +208,39 @@ class DPSGDAccountant(ComposedReleases):
             accuracy=self.accuracy,
             achieved_accuracy=float(np.max(gaps)),
             bucket_width=high.bucket_width,
+        )
+
+    def _escape_term(self, eps: np.ndarray) -> np.ndarray:
+        """``(e^eps + 1) tau``: at least the part of the coupled upper bound
+        (:func:`~accountant.dpsgd.coupling.coupled_delta`, ``a delta_G + b``) that the
+        escape probability adds, relative to ``a`` (``b / a = e^eps tau``, plus ``tau``
+        clamped)."""
+        with np.errstate(over="ignore"):
+            return (np.exp(eps) + 1.0) * self.escape_probability
+
+    def _gaussian_delta(self, epsilon: Any, eps: np.ndarray, direction: Direction) -> Bounds:
+        """The uncut run's delta bounds, as fine as the coupled upper bound can use: its
+        bracket ``a (h+ - h-)`` needs to be at most the accuracy times the coupled upper
+        bound ``a h+ + b``, so relative ``accuracy (1 + b / (a h+))``. With a large
+        escape probability that is far coarser than the accuracy: the uncut run is first
+        asked at :data:`COARSE_ACCURACY` (a few coarse compositions) and refined only as
+        far as that asks."""
+        escape = self._escape_term(eps)
+        if not np.any(escape > NEGLIGIBLE * self.accuracy):
+            return self.gaussian.delta(epsilon, direction)
+        coarse = attrs.evolve(self.gaussian, accuracy=max(COARSE_ACCURACY, self.accuracy))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CertificationWarning)
+            first = coarse.delta(epsilon, direction)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(
+                np.asarray(first.upper) > 0.0, escape / np.asarray(first.upper), np.inf
+            )
+        wanted = float(np.min(self.accuracy * (1.0 + share)))
+        if wanted >= COARSE_ACCURACY:
+            return first
+        return attrs.evolve(self.gaussian, accuracy=max(wanted, self.accuracy)).delta(
+            epsilon, direction
         )
 
     def delta_pdp(self, epsilon: float | np.ndarray, direction: Direction = "max") -> Bounds:
