@@ -134,7 +134,8 @@ def plan(args: argparse.Namespace, grid: dict) -> list[dict]:
 def run_job(job: dict, args: argparse.Namespace) -> dict:
     """One child process; its result with what the parent measured."""
     command = [sys.executable, str(JOB), json.dumps(job["spec"])]
-    env = dict(os.environ)
+    # a user's installation has its bytecode (pip compiles it): never run without it
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     timeout = args.opacus_timeout if job["section"] == "opacus" else args.timeout
     load = list(os.getloadavg())

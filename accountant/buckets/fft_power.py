@@ -38,6 +38,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from accountant.buckets import vector_kernels
 from accountant.numerics.lazy import fft, njit
 
 __all__ = ["FFT_CONSTANT", "PoweredSpectrum", "power_spectrum"]
@@ -118,7 +119,12 @@ def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
         spectrum = fft.rfft(values, size)
         error = FFT_CONSTANT * _U * depth * float(np.sum(values))
         error = (error + (given[0] if given else 0.0)) * (1.0 + 4.0 * _U)
-        _accumulate_power(spectrum, int(times), error, product, upper, slope)
+        power = (
+            vector_kernels.accumulate_power
+            if spectrum.size * int(times).bit_length() <= vector_kernels.POWER_WORK
+            else _accumulate_power
+        )
+        power(spectrum, int(times), error, product, upper, slope)
         factors += int(times)
         releases += 1
     # every multiplication of the (unfolded) product tree moves it by a relative

@@ -87,6 +87,7 @@ import math
 import attrs
 import numpy as np
 
+from accountant.buckets import vector_kernels
 from accountant.buckets._lattice_kernel import gl_tables, split_kernel
 from accountant.mechanisms.subsampled_loss import LOG_FORM_FROM, inverse_loss, loss_f
 from accountant.numerics.lazy import special
@@ -251,7 +252,10 @@ def interval_masses(
     panels = np.maximum(1.0, np.ceil(delta * RHO / (2.0 * radius)))
     panels = np.where(y_near >= DEAD_Y, 0, panels).astype(np.int64)
     law_numbers = (q, mu, *law.weights, law.log_norm, law.norm_error, float(mirrored))
-    plus, minus, err_plus, err_minus, quad, order = split_kernel(
+    kernel = (
+        split_kernel if lo.size > vector_kernels.SPLIT_INTERVALS else vector_kernels.split_masses
+    )
+    plus, minus, err_plus, err_minus, quad, order = kernel(
         lo,
         hi,
         delta,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
-from accountant.buckets._kernels import lattice_log_mgf
+from accountant.buckets import _kernels, vector_kernels
 
 if TYPE_CHECKING:
     from accountant.buckets.bucketed import BucketedPLD
@@ -65,8 +65,10 @@ class TailMoments:
         scaled = np.ldexp(pld.mass_a, shift)
         unscale = shift * math.log(2.0)
         margin = math.log1p(2.0 * pld.relative_error) + 4.0 * _UNIT_ROUNDOFF * (1.0 + abs(unscale))
-        upward = lattice_log_mgf(scaled, LAMBDA_GRID, pld.width, True) - unscale
-        downward = lattice_log_mgf(scaled, LAMBDA_GRID, pld.width, False) - unscale
+        small = np.count_nonzero(scaled) <= vector_kernels.LOG_MGF_POINTS
+        log_mgf = vector_kernels.lattice_log_mgf if small else _kernels.lattice_log_mgf
+        upward = log_mgf(scaled, LAMBDA_GRID, pld.width, True) - unscale
+        downward = log_mgf(scaled, LAMBDA_GRID, pld.width, False) - unscale
         mgf_high = upward + LAMBDA_GRID * (float(high_edges[0]) + top) + margin
         mgf_low = downward - LAMBDA_GRID * (float(low_edges[0]) - bottom) + margin
         if pld.error_a > 0.0:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.fft
 
-from accountant.buckets.fft_power import FFT_CONSTANT, power_spectrum
+from accountant.buckets import vector_kernels
+from accountant.buckets.fft_power import FFT_CONSTANT, _accumulate_power, power_spectrum
 
 
 def _exact_power(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
@@ -20,8 +21,13 @@ def _exact_power(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
     return result
 
 
+@pytest.mark.parametrize("power_work", [vector_kernels.POWER_WORK, 0], ids=["numpy", "numba"])
 @pytest.mark.parametrize("seed", range(6))
-def test_powers_match_long_double_convolutions_within_the_certified_error(seed):
+def test_powers_match_long_double_convolutions_within_the_certified_error(
+    seed, power_work, monkeypatch
+):
+    """Whichever kernel powers the spectrum (numpy below ``POWER_WORK``, numba above)."""
+    monkeypatch.setattr(vector_kernels, "POWER_WORK", power_work)
     rng = np.random.default_rng(seed)
     parts = [(rng.random(rng.integers(3, 9)) ** 6, int(rng.integers(1, 40))) for _ in range(2)]
     parts = [(v / v.sum(), n) for v, n in parts]
@@ -70,3 +76,21 @@ def test_a_release_with_no_finite_outcome_composes_to_nothing_without_a_warning(
     # disjoint supports: every A-mass is distinguishing, the rounded release is all zeros
     powered = power_spectrum([(np.zeros(5), 200)], 1024)
     assert not powered.masses.any() and powered.entry_error == 0.0
+
+
+def test_both_power_kernels_do_the_same_operations():
+    """numpy's binary powering multiplies in the numba kernel's order: the same products
+    and bounds, up to the last bits of the two libraries' complex moduli."""
+    rng = np.random.default_rng(3)
+    spectrum = rng.normal(size=257) + 1j * rng.normal(size=257)
+    spectrum /= np.abs(spectrum).max()
+    results = []
+    for kernel in (vector_kernels.accumulate_power, _accumulate_power):
+        product = np.full(257, 0.5 + 0.25j)
+        upper, slope = np.ones(257), np.zeros(257)
+        kernel(spectrum, 1234567, 1e-15, product, upper, slope)
+        results.append((product, upper, slope))
+    (p1, u1, s1), (p2, u2, s2) = results
+    np.testing.assert_allclose(p1, p2, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(u1, u2, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(s1, s2, rtol=1e-13)

@@ -1,5 +1,6 @@
-"""The lattice moment kernel (``_kernels.lattice_log_mgf``): early-stopping sums and
-mean-keeping coarsening for small ``lambda`` still give upper bounds on ``ln sum_j m_j
+"""The lattice moment kernels (``_kernels.lattice_log_mgf``: early-stopping sums and
+mean-keeping coarsening for small ``lambda``; ``vector_kernels.lattice_log_mgf``: numpy
+log-sum-exp) give upper bounds on ``ln sum_j m_j
 e^{+-lambda step j}``, checked against mpmath at 60 digits on adversarial masses (zeros at
 the ends, 300 orders of magnitude between masses, masses near the overflow scale, a single
 point, ``e^{-lambda step}`` underflowing), and stay within the coarsening allowance."""
@@ -14,7 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from accountant.buckets._kernels import lattice_log_mgf
+from accountant.buckets import _kernels, vector_kernels
+
+KERNELS = {"numba": _kernels.lattice_log_mgf, "numpy": vector_kernels.lattice_log_mgf}
 
 LAMBDAS = np.array([1e-3, 0.3, 3.0, 47.0, 1e3, 3e4, 1e6, 1e7])
 
@@ -29,7 +32,7 @@ def _exact(mass: np.ndarray, lam: float, step: float, upward: bool) -> mpmath.mp
     return mpmath.log(total) if total > 0 else mpmath.mpf("-inf")
 
 
-def _check(mass: np.ndarray, step: float) -> None:
+def _check(mass: np.ndarray, step: float, lattice_log_mgf) -> None:
     for upward in (True, False):
         got = lattice_log_mgf(mass, LAMBDAS, step, upward)
         for lam, value in zip(LAMBDAS, got, strict=True):
@@ -56,10 +59,11 @@ masses = st.lists(
 )
 
 
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
 @settings(max_examples=60, deadline=None)
 @given(mass=masses, step=st.sampled_from([1e-6, 1e-4, 0.01, 1.0]))
-def test_bounds_the_exact_sums(mass, step):
-    _check(np.array(mass), step)
+def test_bounds_the_exact_sums(mass, step, kernel):
+    _check(np.array(mass), step, KERNELS[kernel])
 
 
 @pytest.mark.parametrize(
@@ -73,9 +77,11 @@ def test_bounds_the_exact_sums(mass, step):
         np.exp(-(np.linspace(-8, 8, 4001) ** 2) / 2),
     ],
 )
-def test_edge_masses(mass):
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+def test_edge_masses(mass, kernel):
+    lattice_log_mgf = KERNELS[kernel]
     if not mass.any():  # all zero: a finite floor, never -inf or NaN
         for upward in (True, False):
             assert np.isfinite(lattice_log_mgf(mass, LAMBDAS, 1e-4, upward)).all()
         return
-    _check(mass, 1e-4)
+    _check(mass, 1e-4, lattice_log_mgf)
