@@ -39,6 +39,9 @@ _TARGET = 2.0**-60
 _MAX_ORDER = 40
 #: Lattice intervals up to which :func:`split_masses` splits instead of numba.
 SPLIT_INTERVALS = 1 << 17
+#: A lattice is coarsened for ``lambda`` while ``lambda * step`` stays below this (the numba
+#: kernel's rule: the sum rises by at most ``e^{(lambda step)^2 / 8}``).
+_COARSE_REACH = 2.8e-4
 #: Positive lattice masses up to which :func:`lattice_log_mgf` sums instead of numba.
 LOG_MGF_POINTS = 1 << 16
 #: Spectrum components times bits of the power up to which :func:`accumulate_power` powers
@@ -82,6 +85,49 @@ def accumulate_power(
 
 
 def lattice_log_mgf(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bool) -> np.ndarray:
+    """``out[k] >= ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
+    non-negative masses on the lattice ``j = 0 .. J`` (none positive: a finite floor); the
+    quantity of :func:`accountant.buckets._kernels.lattice_log_mgf`, and as there, for
+    small ``lambda`` the masses are first spread onto a lattice ``2^r`` times coarser
+    keeping their means (:func:`_spread_halve`, while ``lambda step 2^r <=``
+    :data:`_COARSE_REACH`), which by convexity of ``e^{lambda L}`` only raises the sum;
+    then :func:`_log_mgf_rows` on each lattice for its lambdas."""
+    out = np.empty(lambdas.size)
+    levels = [mass]
+    depth = np.zeros(lambdas.size, dtype=np.int64)
+    for k, lam in enumerate(lambdas):
+        while lam * step * 2.0 ** (depth[k] + 1) <= _COARSE_REACH:
+            if depth[k] + 1 == len(levels):
+                if levels[-1].size <= 2:
+                    break
+                levels.append(_spread_halve(levels[-1]))
+            depth[k] += 1
+    for level in np.unique(depth):
+        rows = depth == level
+        coarse = step * 2.0**level
+        # each level's two additions per point round by u each, up to 2.02 u of the sum
+        out[rows] = _log_mgf_rows(levels[level], lambdas[rows], coarse, upward) + math.log1p(
+            2.02 * level * _U
+        )
+    return out
+
+
+def _spread_halve(mass: np.ndarray) -> np.ndarray:
+    """The masses on every other lattice point, each odd point's mass split in halves onto
+    its two neighbours (its mean kept): ``out[g] = m[2g] + m[2g - 1] / 2 + m[2g + 1] / 2``,
+    a half below four times the smallest normal number rounded up (never less mass)."""
+    out = np.zeros(mass.size // 2 + 1)
+    even, odd = mass[0::2], mass[1::2]
+    out[: even.size] += even
+    half = odd * 0.5
+    small = half < 4.0 * _TINY
+    half[small] = np.nextafter(half[small], np.inf)
+    out[: odd.size] += half
+    out[1 : odd.size + 1] += half
+    return out
+
+
+def _log_mgf_rows(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bool) -> np.ndarray:
     """``out[k] >= ln sum_j mass[j] e^{+-lambdas[k] step j}`` (``+`` if ``upward``) for
     non-negative masses on the lattice ``j = 0 .. J`` (none positive: a finite floor); the
     quantity of :func:`accountant.buckets._kernels.lattice_log_mgf`.
