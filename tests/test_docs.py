@@ -104,3 +104,11 @@ def test_every_example_script_in_the_docs_exists():
     }
     missing = sorted(script for script in mentioned if not (ROOT / script).is_file())
     assert not missing, f"example scripts mentioned in docs/ but missing: {missing}"
+
+
+def test_timing_markers_render_as_comments(site: Path):
+    """The spans ``benchmarks/user_timings.py`` fills (``<!-- timing:... -->``) are HTML
+    comments on the site: in its pages' source, never shown as text."""
+    pages = [page.read_text(encoding="utf-8") for page in site.rglob("*.html")]
+    assert any("<!-- timing:" in page for page in pages)
+    assert not any("&lt;!-- timing" in page for page in pages)
