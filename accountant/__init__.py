@@ -13,6 +13,7 @@ True
 from accountant import mechanisms, noise
 from accountant.buckets import PrivacyBuckets
 from accountant.dpsgd import DPSGDAccountant
+from accountant.epoch_samplers import shuffled_epochs_delta, shuffled_epochs_epsilon
 from accountant.errors import (
     AccountantError,
     CertificationWarning,
@@ -54,7 +55,7 @@ from accountant.pairs.pld import (
     privacy_loss_distribution,
 )
 from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
-from accountant.results import Bounds, EpsilonBounds
+from accountant.results import Bounds, EpsilonBounds, SamplerDeltaBounds, SamplerEpsilonBounds
 from accountant.storage import load_accountant, save_accountant
 
 #: The one place the version is written: pyproject.toml reads this literal
@@ -87,6 +88,8 @@ __all__ = [
     "PairLogMoments",
     "PrivacyBuckets",
     "PrivacyLossDistribution",
+    "SamplerDeltaBounds",
+    "SamplerEpsilonBounds",
     "ShiftInvarianceWarning",
     "SmoothDelta",
     "StaircaseBaseline",
@@ -112,5 +115,7 @@ __all__ = [
     "pair_map",
     "privacy_loss_distribution",
     "save_accountant",
+    "shuffled_epochs_delta",
+    "shuffled_epochs_epsilon",
     "smooth_bucket_delta",
 ]

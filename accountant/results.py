@@ -8,7 +8,14 @@ import numpy as np
 
 from accountant.validation import Direction, Kind
 
-__all__ = ["Bounds", "DeltaUpperBound", "EpsilonBounds", "EpsilonUpperBound"]
+__all__ = [
+    "Bounds",
+    "DeltaUpperBound",
+    "EpsilonBounds",
+    "EpsilonUpperBound",
+    "SamplerDeltaBounds",
+    "SamplerEpsilonBounds",
+]
 
 
 @attrs.frozen(eq=False)
@@ -91,3 +98,55 @@ class EpsilonUpperBound:
     def __float__(self) -> float:
         """The bound as a number."""
         return float(self.upper)
+
+
+@attrs.frozen
+class SamplerDeltaBounds:
+    """A certified ``lower <= delta(epsilon) <= upper`` for ``epochs`` epochs of an epoch
+    sampler (:func:`accountant.epoch_samplers.shuffled_epochs_delta`), beside ``poisson``: the
+    certified upper delta a Poisson accountant gives the same run (rate ``b/n``, ``steps``
+    releases, add-remove), which is *not* a bound for this sampler.
+
+    ``lower`` comes from an explicit pair of datasets (the max statistic), ``upper`` from the
+    dominating Gaussian; ``sampler``, ``neighbours``, ``batches_per_epoch`` and ``intervals``
+    (of the max statistic's partition) say what was accounted."""
+
+    lower: float
+    upper: float
+    poisson: float
+    epsilon: float
+    epochs: int
+    steps: int
+    batches_per_epoch: int
+    sampler: str
+    neighbours: str
+    intervals: int
+
+    def __iter__(self):
+        """Unpack as ``lower, upper = bounds``."""
+        return iter((self.lower, self.upper))
+
+
+@attrs.frozen
+class SamplerEpsilonBounds:
+    """Certified bounds on the smallest eps with ``delta(eps) <= delta`` for ``epochs`` epochs
+    of an epoch sampler (:func:`accountant.epoch_samplers.shuffled_epochs_epsilon`): every eps
+    at or above ``upper`` is certified, none below ``lower`` can be. ``poisson``: the
+    certified eps a Poisson accountant gives the same run (rate ``b/n``, ``steps`` releases,
+    add-remove), which is *not* a bound for this sampler. Other fields as
+    :class:`SamplerDeltaBounds`."""
+
+    lower: float
+    upper: float
+    poisson: float
+    delta: float
+    epochs: int
+    steps: int
+    batches_per_epoch: int
+    sampler: str
+    neighbours: str
+    intervals: int
+
+    def __iter__(self):
+        """Unpack as ``lower, upper = bounds``."""
+        return iter((self.lower, self.upper))

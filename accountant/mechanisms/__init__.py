@@ -15,6 +15,7 @@ A new family is one new module here; the line that exports it below registers it
 from accountant.mechanisms.discrete_laplace import TruncatedDiscreteLaplaceMechanism
 from accountant.mechanisms.gaussian import GaussianMechanism, TruncatedGaussianMechanism
 from accountant.mechanisms.laplace import LaplaceMechanism, TruncatedLaplaceMechanism
+from accountant.mechanisms.shuffled import ShuffledEpoch
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 from accountant.mechanisms.subsampled_laplace import SubsampledLaplace
 from accountant.mechanisms.without_replacement import WithoutReplacementGaussian
@@ -22,6 +23,7 @@ from accountant.mechanisms.without_replacement import WithoutReplacementGaussian
 __all__ = [
     "GaussianMechanism",
     "LaplaceMechanism",
+    "ShuffledEpoch",
     "SubsampledLaplace",
     "SubsampledTruncatedGaussian",
     "TruncatedDiscreteLaplaceMechanism",
