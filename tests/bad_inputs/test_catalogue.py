@@ -45,6 +45,7 @@ from tests.bad_inputs.cases_noise import NOISE_CASES
 from tests.bad_inputs.cases_opacus import OPACUS_CASES
 from tests.bad_inputs.cases_optimizers import OPTIMIZER_CASES
 from tests.bad_inputs.cases_pairs import PAIR_CASES
+from tests.bad_inputs.cases_samplers import SAMPLER_CASES
 from tests.bad_inputs.cases_storage import STORAGE_CASES
 from tests.bad_inputs.catalogue import CATALOGUED
 
@@ -57,6 +58,7 @@ ACCOUNTANT_CASES = (
     + DPSGD_CASES
     + CALIBRATION_CASES
     + STORAGE_CASES
+    + SAMPLER_CASES
 )
 CASES = ACCOUNTANT_CASES + OPTIMIZER_CASES + OPACUS_CASES
 
@@ -96,6 +98,8 @@ NO_USER_INPUT = {
     "LogMomentSource": "protocol (typing.Protocol, not instantiated)",
     "Bounds": "result of PrivacyBuckets.delta",
     "EpsilonBounds": "result of PrivacyBuckets.epsilon",
+    "SamplerDeltaBounds": "result of shuffled_epochs_delta",
+    "SamplerEpsilonBounds": "result of shuffled_epochs_epsilon",
     "Certificate": "result of certify",
     "GaussianBaseline": "result of best_truncated_gaussian",
     "LaplaceBaseline": "result of best_truncated_laplace",
