@@ -23,6 +23,7 @@ them into certified bounds on ``Omega = e^T (1 - e^D) = prod S_i^{n_i} - prod F_
 from __future__ import annotations
 
 import math
+import sys
 
 import attrs
 
@@ -71,6 +72,8 @@ def sum_up(a: float, b: float) -> float:
     if not (math.isfinite(a) and math.isfinite(b)):
         return a + b
     s, e = _two_sum(a, b)
+    if s == -math.inf:  # finite a + b rounded past -MAX: the exact sum is above -inf
+        return -sys.float_info.max
     return math.nextafter(s, math.inf) if e > 0.0 else s
 
 
@@ -79,6 +82,8 @@ def sum_down(a: float, b: float) -> float:
     if not (math.isfinite(a) and math.isfinite(b)):
         return a + b
     s, e = _two_sum(a, b)
+    if s == math.inf:  # finite a + b rounded past MAX: the exact sum is below inf
+        return sys.float_info.max
     return math.nextafter(s, -math.inf) if e < 0.0 else s
 
 
