@@ -335,12 +335,17 @@ class PrivacyBuckets(ComposedReleases):
         # rounded releases: on the grid of widths, shared across accountants
         return grid_width(width) if start.finest is not None and width > start.finest else width
 
-    def _aim_start(self, direction: str, relative_variance: Callable[[Any], float]) -> None:
+    def _aim_start(
+        self,
+        direction: str,
+        relative_variance: Callable[[Any], float],
+        approach: float = APPROACH,
+    ) -> None:
         """Aim rung 0 of the running query (rounded releases) at the width a model of the
         bracket gives: Hoeffding variance ``V = relative_variance(plan)``
         (:data:`BRACKET_PER_VARIANCE`) from the Chernoff estimates of the plan at
         :data:`ESTIMATE_COARSENING` times the starting width (an eighth of its work: the
-        moments barely depend on the width), at most :data:`APPROACH` times the starting
+        moments barely depend on the width), at most ``approach`` times the starting
         width; kept as the fallback of later rungs (:meth:`_aim`)."""
         aimed = AIMED_WIDTHS.get()
         start = self._start(direction)
@@ -357,7 +362,7 @@ class PrivacyBuckets(ComposedReleases):
         if not (math.isfinite(variance) and variance > 0.0):
             return
         wanted = math.sqrt(variance / (self.releases * plan.variance_factor))
-        prior = grid_width(min(wanted, APPROACH * start.width))
+        prior = grid_width(min(wanted, approach * start.width))
         aimed[("prior", direction)] = prior
         aimed[(direction, 0)] = prior  # rung 0: where the model puts the bracket
 
@@ -374,6 +379,23 @@ class PrivacyBuckets(ComposedReleases):
 
         self._aim_start(direction, variance)
         return estimate
+
+    def _aim_delta(self, direction: str, eps: np.ndarray) -> None:
+        """:meth:`_aim_start` for a delta query at ``eps``: at the Chernoff slope ``lambda``
+        of ``eps`` (:meth:`~accountant.buckets.rounded_plan.RoundedPlan.eps_slope`) the
+        relative delta bracket is about ``lambda`` times the eps bracket,
+        ``BRACKET_PER_VARIANCE lambda (lambda + 1) V``; aimed at the steepest eps asked
+        (no aim where no eps has a slope: the ladder's rung 0 then), at most as coarse as
+        the estimate itself (whose rounded releases rung 0 then reuses: a delta bracket
+        too wide costs one more rung, not a failed search as an eps query's would)."""
+
+        def variance(plan: Any) -> float:
+            slope = max((plan.eps_slope(float(e)) for e in eps), default=0.0)
+            if not slope > 0.0:
+                return math.nan
+            return START_MARGIN * self.accuracy / (BRACKET_PER_VARIANCE * slope * (slope + 1.0))
+
+        self._aim_start(direction, variance, ESTIMATE_COARSENING)
 
     def _aim_lesser(self, estimates: dict[str, float]) -> None:
         """Aim rung 0 of a direction whose Chernoff estimate of eps lies below another's

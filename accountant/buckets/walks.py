@@ -21,11 +21,13 @@ import numpy as np
 
 from accountant.buckets.bounds import pdp_atom
 from accountant.buckets.epsilon import epsilon_interval
+from accountant.buckets.gaussian_dominance import composed_gaussian, gaussian_epsilon_bounds
 from accountant.buckets.refinement import (
     AIMED_WIDTHS,
     BUCKETING,
     MAX_RUNGS,
     SEARCH_TOLERANCE,
+    START_ACCURACY,
     Intersection,
     bracket_terms,
     bucketing_gaps,
@@ -80,18 +82,57 @@ def _direction_brackets(
 
 
 def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str) -> Bounds:
-    """The work of :meth:`PrivacyBuckets.delta` and :meth:`~PrivacyBuckets.delta_pdp`."""
+    """The work of :meth:`PrivacyBuckets.delta` and :meth:`~PrivacyBuckets.delta_pdp`.
+
+    An ADP query at an accuracy coarser than
+    :data:`~accountant.buckets.refinement.START_ACCURACY` aims its rungs at that accuracy
+    as eps queries do (rung 0 from the model of
+    :meth:`~accountant.buckets.engine.PrivacyBuckets._aim_delta`, later ones from the
+    bracket measured); finer accuracies walk the fixed ladder, so that their brackets nest
+    (a finer accuracy never gives a wider one)."""
     direction = check_direction("direction", direction)
     eps = check_epsilons("epsilon", epsilon)
+    if kind != "ADP" or buckets.accuracy <= START_ACCURACY:
+        return _delta_walk(buckets, eps, direction, kind, aimed=False)
+    token = AIMED_WIDTHS.set({})  # this query's rungs: aimed at its accuracy
+    try:
+        return _delta_walk(buckets, eps, direction, kind, aimed=True)
+    finally:
+        AIMED_WIDTHS.reset(token)
+
+
+def _delta_walk(
+    buckets: PrivacyBuckets, eps: np.ndarray, direction: str, kind: str, aimed: bool
+) -> Bounds:
     flat = eps.reshape(-1)
     directions = directions_of(direction)
     running = Intersection(directions, flat.size)
     steps: list[tuple[np.ndarray, np.ndarray]] = []
     brackets: dict = {}
     relevant = list(directions)
+    pair = composed_gaussian(buckets.components) if kind == "ADP" else None
+    closed = None
+    if pair is not None:  # the closed form of the dominating Gaussian pair bounds each
+        closed = np.array([pair.delta_bounds(float(e)) for e in flat]).reshape(-1, 2)
+        if relative_bracket(closed[:, 0], closed[:, 1]) <= buckets.accuracy:
+            return Bounds(
+                lower=_reshape(closed[:, 0], eps.shape),
+                upper=_reshape(closed[:, 1], eps.shape),
+                epsilon=_reshape(flat, eps.shape),
+                kind=kind,
+                direction=direction,
+                releases=buckets.releases,
+                accuracy=buckets.accuracy,
+                achieved_accuracy=relative_bracket(closed[:, 0], closed[:, 1]),
+                bucket_width=0.0,  # the closed form alone: no bucket composed
+                atom=_reshape(np.zeros(flat.size), eps.shape),
+            )
+    if aimed:
+        for d in directions:
+            buckets._aim_delta(d, flat)
     for rung in range(MAX_RUNGS + 1):
         # Directions that can no longer change the result, or whose width did not
-        # change, are not recomputed (a choice that does not depend on the accuracy).
+        # change, are not recomputed.
         todo = [d for d in relevant if not rung or buckets._finer(d, rung)]
         buckets._in_parallel(
             [lambda d=d, r=rung: _compositions(buckets, d, r, flat) for d in todo], todo, rung
@@ -101,11 +142,17 @@ def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str)
             low, high = np.zeros(flat.size), np.full(flat.size, np.inf)
             for _, entries, group_low, group_high in brackets[d]:
                 low[entries], high[entries] = group_low, group_high
+            if closed is not None:
+                low, high = np.maximum(low, closed[:, 0]), np.minimum(high, closed[:, 1])
             running.add(d, low, high)
         lower, upper = monotone_envelope(flat, *running.combined())
         terms = bracket_terms(lower, upper)
         refinable = _refinable(buckets, flat, kind, terms, brackets, running.limiting())
         relevant = running.relevant()
+        if aimed:  # the next rung aimed (before _stop reads it)
+            term = float(np.max(terms, initial=0.0))
+            for d in relevant:
+                buckets._aim(d, rung, term, _rounded(buckets, d), buckets.accuracy)
         reason = buckets._stop(terms, refinable, steps, relevant, rung)
         if reason is not None:
             break
@@ -192,11 +239,17 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
 
 def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: str):
     directions = directions_of(direction)
+    low = dict.fromkeys(directions, 0.0)
+    high = dict.fromkeys(directions, math.inf)
+    pair = composed_gaussian(buckets.components) if kind == "ADP" else None
+    if pair is not None:  # the closed form of the dominating Gaussian pair bounds each
+        floor, cap = gaussian_epsilon_bounds(pair, target)
+        low, high = dict.fromkeys(directions, floor), dict.fromkeys(directions, cap)
+        if cap - floor <= buckets.accuracy * cap:
+            return _closed_form_epsilon(buckets, target, direction, floor, cap)
     if kind == "ADP":
         estimates = {d: buckets._aim_epsilon(d, target) for d in directions}
         buckets._aim_lesser(estimates)
-    low = dict.fromkeys(directions, 0.0)
-    high = dict.fromkeys(directions, math.inf)
     steps: list[tuple[np.ndarray, np.ndarray]] = []
     plds: dict = {}
     relevant = list(directions)
@@ -268,6 +321,24 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
     )
 
 
+def _closed_form_epsilon(
+    buckets: PrivacyBuckets, target: float, direction: str, lower: float, upper: float
+) -> EpsilonBounds:
+    """The eps bounds of a composition that is a Gaussian pair, from its closed form alone
+    (:mod:`~accountant.buckets.gaussian_dominance`): no bucket was composed
+    (``bucket_width`` 0)."""
+    return EpsilonBounds(
+        lower=lower,
+        upper=upper,
+        delta=target,
+        kind="ADP",
+        direction=direction,
+        releases=buckets.releases,
+        accuracy=buckets.accuracy,
+        bucket_width=0.0,
+    )
+
+
 def _only_too_coarse(pld: Any, target: float, kind: str) -> bool:
     """Whether a rounded composition fails to certify ``target`` only by its second-order
     terms (a coarse start: a finer width will), not by a distinguishing mass above it."""
@@ -285,11 +356,7 @@ def _aim_for(
     relative bracket and accuracy, except for a direction whose bracket's middle lies below
     another's: it only has to be settled below that one, so its own bracket is aimed at half
     the gap between the middles (a coarser width), not at the accuracy."""
-    plds = buckets._memo.composed
-    rounded = any(
-        key[0] == buckets._canonical(direction) and pld.hoeffding_variance > 0.0
-        for key, pld in plds.items()
-    )
+    rounded = _rounded(buckets, direction)
     middle = {d: 0.5 * (low[d] + high[d]) for d in low if math.isfinite(high[d])}
     mine, others = middle.get(direction), largest_other(middle, direction)
     if mine is not None and 0.0 < mine < others:
@@ -297,6 +364,14 @@ def _aim_for(
         gap = 0.5 * (others - mine) / others
         return own, rounded, max(buckets.accuracy, gap)
     return term, rounded, buckets.accuracy
+
+
+def _rounded(buckets: PrivacyBuckets, direction: str) -> bool:
+    """Whether ``direction``'s compositions are of rounded releases (brackets ``~ w^2``)."""
+    return any(
+        key[0] == buckets._canonical(direction) and pld.hoeffding_variance > 0.0
+        for key, pld in buckets._memo.composed.items()
+    )
 
 
 def _likely_largest_first(

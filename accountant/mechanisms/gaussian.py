@@ -25,6 +25,7 @@ import numpy as np
 
 from accountant.buckets.analytic_lattice import NormalPart
 from accountant.buckets.analytic_release import BASE_ERROR, AnalyticRelease, U
+from accountant.buckets.gaussian_dominance import GaussianDomination
 from accountant.buckets.lattice_quadrature import SmoothLaw
 from accountant.mechanisms.symmetric import (
     DISTINGUISHING_RELATIVE_ERROR,
@@ -80,6 +81,12 @@ class GaussianMechanism(SymmetricMechanism):
     def bucket_release(self) -> GaussianRelease:
         """The PrivacyBuckets release of one application (no grid)."""
         return GaussianRelease(self, math.inf)
+
+    @property
+    def gaussian_domination(self) -> GaussianDomination:
+        """The pair ``N(s/sigma, 1)`` against ``N(0, 1)`` itself (exact:
+        :mod:`~accountant.buckets.gaussian_dominance`)."""
+        return GaussianDomination(self.sensitivity / self.sigma, exact=True)
 
 
 @attrs.frozen

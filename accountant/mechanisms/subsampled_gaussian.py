@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
+from accountant.buckets.gaussian_dominance import GaussianDomination
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_loss import loss_f, tilted_integral
 from accountant.noise import truncated_gaussian
@@ -275,6 +276,16 @@ class SubsampledTruncatedGaussian:
         ]
 
     # -- grid ----------------------------------------------------------------------------
+
+    @property
+    def gaussian_domination(self) -> GaussianDomination | None:
+        """Uncut: each direction of the pair is a post-processing of ``N(1/sigma, 1)``
+        against ``N(0, 1)`` (keep the draw with probability ``q``, else draw fresh noise),
+        which it is for ``q = 1`` (:mod:`~accountant.buckets.gaussian_dominance`); cut:
+        ``None`` (the cut adds distinguishing events the Gaussian lacks)."""
+        if not math.isinf(self.cut):
+            return None
+        return GaussianDomination(1.0 / self.sigma, exact=self.sampling_rate == 1.0)
 
     def bucket_release(self) -> SubsampledGaussianRelease:
         """The PrivacyBuckets release of one step (no grid)."""
