@@ -77,6 +77,7 @@ import math
 import attrs
 import numpy as np
 
+from accountant.buckets.gaussian_dominance import GaussianDomination
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.gaussian import GaussianMechanism
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
@@ -279,6 +280,12 @@ class ShuffledEpoch:
         """The Gaussian mechanism dominating one epoch (module docstring): noise multiplier
         ``sigma`` on sensitivity 1 or 2 (units of the clip, which changes no privacy value)."""
         return GaussianMechanism(sigma=self.sigma, sensitivity=self.sensitivity)
+
+    @property
+    def gaussian_domination(self) -> GaussianDomination:
+        """The pair accountants compose for one epoch, :attr:`dominating_mechanism`'s, in
+        closed form (:mod:`~accountant.buckets.gaussian_dominance`)."""
+        return self.dominating_mechanism.gaussian_domination
 
     @property
     def poisson_twin(self) -> SubsampledTruncatedGaussian:
