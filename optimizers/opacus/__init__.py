@@ -14,6 +14,18 @@ noise a script changes one line::
     engine.get_epsilon(1e-5)  # certified upper bound on eps
     engine.accountant.epsilon_bounds(1e-5)  # the certified bracket
 
+With ``poisson_sampling=False`` (the caller's own shuffled or fixed-order data loader)
+Opacus's accountants, ``"certified"`` included, would account Poisson sampling; the
+engine that reads the loader's sampler and certifies its epochs is
+:class:`CertifiedPrivacyEngine` (:class:`ShuffledEpochsAccountant`)::
+
+    from optimizers.opacus import CertifiedPrivacyEngine
+
+    engine = CertifiedPrivacyEngine()  # was PrivacyEngine()
+    model, optimizer, loader = engine.make_private(..., poisson_sampling=False)
+    engine.get_epsilon(1e-5)  # certified upper bound for the loader's epochs
+    engine.accountant.epsilon_bounds(1e-5)  # lower, upper and the Poisson figure
+
 For truncated noise the engine is :class:`TruncatedPrivacyEngine`, with Opacus's methods::
 
     from optimizers.opacus import TruncatedPrivacyEngine
@@ -46,7 +58,9 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
 from optimizers.opacus.calibration import get_noise_multiplier
 from optimizers.opacus.certified import CertifiedGaussianAccountant
+from optimizers.opacus.certified_engine import CertifiedPrivacyEngine
 from optimizers.opacus.engine import TruncatedPrivacyEngine
+from optimizers.opacus.epochs import ShuffledEpochsAccountant
 from optimizers.opacus.legacy import (
     make_private_truncated,
     make_private_truncated_with_epsilon,
@@ -61,7 +75,7 @@ from optimizers.opacus.settings import (
     TRUNCATIONS,
     TruncationSettings,
 )
-from optimizers.opacus.state import CERTIFIED, MECHANISM
+from optimizers.opacus.state import CERTIFIED, MECHANISM, SHUFFLED_EPOCHS
 
 register()
 
@@ -71,8 +85,11 @@ __all__ = [
     "DEFAULT_CUT",
     "DEFAULT_TRUNCATION",
     "MECHANISM",
+    "SHUFFLED_EPOCHS",
     "TRUNCATIONS",
     "CertifiedGaussianAccountant",
+    "CertifiedPrivacyEngine",
+    "ShuffledEpochsAccountant",
     "TruncatedAccountant",
     "TruncatedDPOptimizer",
     "TruncatedPrivacyEngine",

@@ -12,11 +12,13 @@ number of noised coordinates: the optimiser's trainable parameters. With
 on rank 0 only, once per step over all of them, so the dimension is the same.
 
 Refused when asked, before the model is touched, naming the argument: Poisson sampling
-off (the accountant assumes it), adaptive clipping (Opacus's ``AdaClipDPOptimizer``
-spends privacy on the clip norm as well), FSDP (``FSDPModule``, ``grad_sample_mode=
-"ghost_fsdp"``: each rank noises its shard or a share of the noise), a noise multiplier
-too small for the cut (``cut * noise_multiplier <= 1/2``), and a model of another size
-than the one the accountant has accounted.
+off (the accountant assumes it; truncated noise with shuffled epochs is not accounted yet,
+plain Gaussian noise with them is, by
+:class:`~optimizers.opacus.certified_engine.CertifiedPrivacyEngine`), adaptive clipping
+(Opacus's ``AdaClipDPOptimizer`` spends privacy on the clip norm as well), FSDP
+(``FSDPModule``, ``grad_sample_mode="ghost_fsdp"``: each rank noises its shard or a
+share of the noise), a noise multiplier too small for the cut (``cut * noise_multiplier
+<= 1/2``), and a model of another size than the one the accountant has accounted.
 
 With per-layer clipping the noise is cut at ``cut * noise_multiplier * C``, ``C`` the L2
 norm of the clip norms (Opacus's sensitivity): ``get_epsilon`` (the upper bound) holds;
@@ -141,7 +143,10 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         if poisson_sampling is not True:
             raise InvalidInputError(
                 f"poisson_sampling={poisson_sampling!r} is not supported with truncated "
-                "noise (only poisson_sampling=True is accounted)"
+                "noise (only poisson_sampling=True is accounted: truncated noise with "
+                "shuffled or fixed-order epochs is not accounted yet); for plain Gaussian "
+                "noise, optimizers.opacus.CertifiedPrivacyEngine accounts "
+                "poisson_sampling=False"
             )
         if isinstance(module, FSDPModule) or grad_sample_mode == "ghost_fsdp":
             raise InvalidInputError(

@@ -27,6 +27,7 @@ __all__ = [
     "CERTIFIED",
     "GAUSSIAN_MECHANISMS",
     "MECHANISM",
+    "SHUFFLED_EPOCHS",
     "HistoryEntry",
     "checked_dimension",
     "checked_entries",
@@ -42,6 +43,10 @@ MECHANISM = "truncated"
 #: The name Opacus knows the certified Gaussian accountant by
 #: (``PrivacyEngine(accountant="certified")``).
 CERTIFIED = "certified"
+#: The name of the accountant of shuffled or fixed-order epochs
+#: (:class:`~optimizers.opacus.epochs.ShuffledEpochsAccountant`, not registered with
+#: Opacus: its epoch structure comes from the data loader).
+SHUFFLED_EPOCHS = "shuffled-epochs"
 #: Accountants whose history describes steps of the (untruncated) subsampled Gaussian:
 #: this package's ``"certified"`` and Opacus's own; the certified accountant loads the
 #: state of any of them.

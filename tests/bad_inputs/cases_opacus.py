@@ -7,6 +7,8 @@ try:
 
     from optimizers.opacus import (
         CertifiedGaussianAccountant,
+        CertifiedPrivacyEngine,
+        ShuffledEpochsAccountant,
         TruncatedAccountant,
         TruncatedDPOptimizer,
         TruncatedPrivacyEngine,
@@ -76,6 +78,30 @@ if torch is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return call(_engine() if engine is None else engine, **(values | changes))
+
+    def _epochs(**changes):
+        values = {"sampler": "shuffle", "dataset_size": 8, "batch_size": 4} | changes
+        return ShuffledEpochsAccountant(**values)
+
+    def _epochs_private(**changes):
+        from torch.utils.data import WeightedRandomSampler
+
+        model = nn.Linear(4, 2)
+        dataset = TensorDataset(torch.randn(8, 4), torch.zeros(8).long())
+        sampler = changes.pop("sampler", None)
+        if sampler == "weighted":
+            sampler = WeightedRandomSampler([1.0] * 8, 8)
+        values = {
+            "module": model,
+            "optimizer": torch.optim.SGD(model.parameters(), lr=0.1),
+            "data_loader": DataLoader(dataset, batch_size=4, sampler=sampler),
+            "noise_multiplier": 1.0,
+            "max_grad_norm": 1.0,
+            "poisson_sampling": False,
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return CertifiedPrivacyEngine().make_private(**(values | changes))
 
     def _certified_step(**changes):
         values = {"noise_multiplier": 1.0, "sample_rate": 0.1} | changes
@@ -226,6 +252,93 @@ if torch is not None:
             "accuracy",
             lambda v: CertifiedGaussianAccountant(accuracy=v),
             [(0.0, "got 0.0"), (1.0, "got 1.0"), (NAN, "got nan")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "accuracy",
+            lambda v: CertifiedPrivacyEngine(accuracy=v),
+            [(0.0, "got 0.0"), (NAN, "got nan")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "intervals",
+            lambda v: CertifiedPrivacyEngine(intervals=v),
+            POSITIVE_INT,
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "data_loader.sampler",
+            lambda v: _epochs_private(sampler=v),
+            [("weighted", "WeightedRandomSampler")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "poisson_sampling",
+            lambda v: _epochs_private(poisson_sampling=v),
+            [("no", "got 'no'"), (None, "got None")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "noise_multiplier",
+            lambda v: _epochs_private(noise_multiplier=v),
+            [(NAN, "got nan"), (0.0, "got 0.0")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "clipping",
+            lambda v: _epochs_private(clipping=v),
+            [("adaptive", "'adaptive'")],
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "sampler",
+            lambda v: _epochs(sampler=v),
+            [("poisson", "got 'poisson'"), (None, "got None")],
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "dataset_size",
+            lambda v: _epochs(dataset_size=v),
+            POSITIVE_INT,
+        ),
+        *each(
+            "ShuffledEpochsAccountant", "batch_size", lambda v: _epochs(batch_size=v), POSITIVE_INT
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "batch_size",
+            lambda v: _epochs(batch_size=v),
+            [(9, "got batch_size=9")],
+            tag="larger than dataset_size",
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "sample_rate",
+            lambda v: _epochs().step(noise_multiplier=1.0, sample_rate=v),
+            [(0.25, "got 0.25"), *Q],
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "delta",
+            lambda v: _epochs().epsilon_bounds(v),
+            TARGET_DELTA,
+            tag="epsilon_bounds",
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "mechanism",
+            lambda v: _epochs().load_state_dict(_epochs().state_dict() | {"mechanism": v}),
+            [("certified", "'certified'"), ("rdp", "'rdp'"), ("other", "got 'other'")],
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "history",
+            lambda v: _epochs().load_state_dict(_epochs().state_dict() | {"history": v}),
+            [
+                ([(1.0, 0.5, 3)], "got (1.0, 0.5, 3)"),
+                ([(1.0, 3), (2.0, 1)], "got 2.0"),
+                ([(NAN, 3)], "got nan"),
+            ],
         ),
         *each(
             "CertifiedGaussianAccountant",
