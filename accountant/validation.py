@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from accountant.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DIRECTIONS",
@@ -136,6 +137,8 @@ def check_target_delta(name: str, value: Any) -> float:
 
 def check_epsilons(name: str, value: Any) -> np.ndarray:
     """One or many epsilons, each finite and >= 0; returned as a float64 array."""
+    import numpy as np  # not at module level: the CLI parser loads this module
+
     if isinstance(value, bool | str | bytes):
         raise InvalidInputError(
             f"{name} must be a number or an array of numbers, got {shown(value)}"
@@ -198,6 +201,8 @@ def mass_tolerance_for(value: Any, tolerance: float = MASS_TOLERANCE) -> float:
     integers; for a narrower float (float32, float16), whose entries carry a relative
     rounding of up to its unit roundoff ``u`` each and whose normalisation summed ``size``
     of them, at least ``(size + 1) u``: float32 input normalised in float32 is accepted."""
+    import numpy as np  # not at module level: the CLI parser loads this module
+
     dtype = getattr(value, "dtype", None)  # lists of Python floats are float64
     if not isinstance(dtype, np.dtype) or dtype.kind != "f" or dtype.itemsize >= 8:
         return tolerance
@@ -221,6 +226,8 @@ def check_pmf(name: str, value: Any, *, tolerance: float = MASS_TOLERANCE) -> np
 
     Returns a read-only float64 copy.
     """
+    import numpy as np  # not at module level: the CLI parser loads this module
+
     if isinstance(value, str | bytes):
         raise InvalidInputError(f"{name} must be an array of probabilities, got {shown(value)}")
     try:

@@ -7,7 +7,7 @@ The law: a variable ``l`` with the numerator density (per unit ``l``)
 
 on a support ``[l_lo, l_hi]``, and the A/B loss ``L(l) = -ln(1 - q + q e^(-l))`` (``L = l`` for
 ``q = 1``: the Gaussian mechanism), increasing with slope ``s(l) = 1/(1 + (1-q)/q e^l)`` in
-``(0, 1]`` (:mod:`accountant.mechanisms.subsampled_loss`).
+``(0, 1]`` (:mod:`accountant.numerics.subsampled_loss`).
 
 **The dominating split** ("connect the dots", Doroshenko et al. 2022). An interval ``[a, b]``
 of ``l`` whose outcomes are split between two points ``P <= L <= Q`` (``W = Q - P``,
@@ -89,8 +89,8 @@ import numpy as np
 
 from accountant.buckets import vector_kernels
 from accountant.buckets._lattice_kernel import gl_tables, split_kernel
-from accountant.mechanisms.subsampled_loss import LOG_FORM_FROM, inverse_loss, loss_f
 from accountant.numerics.lazy import special
+from accountant.numerics.subsampled_loss import LOG_FORM_FROM, inverse_loss, loss_f
 
 __all__ = ["RHO", "TINY", "SmoothLaw", "interval_masses", "two_difference"]
 
@@ -136,7 +136,7 @@ class SmoothLaw:
     def loss_error(self, ell: np.ndarray, loss: np.ndarray) -> np.ndarray:
         """A bound on ``|L(l) - loss(l)|``: ``log1p`` of ``q expm1(-l)`` (a few ulps, condition
         ``<= 1/(1-q)``), or ``-l + ln q + log1p(...)`` far below; for ``q >``
-        :data:`~accountant.mechanisms.subsampled_loss.LOG_FORM_FROM`, ``logaddexp`` of
+        :data:`~accountant.numerics.subsampled_loss.LOG_FORM_FROM`, ``logaddexp`` of
         ``ln(1 - q)`` and ``ln q - l`` (a few ulps of their magnitudes)."""
         if self.q == 1.0:
             return np.zeros_like(loss)

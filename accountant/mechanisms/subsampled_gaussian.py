@@ -20,7 +20,7 @@ with ``noise`` the Gaussian ``N(0, sigma^2)`` cut at ``r = k sigma``. Two cuts a
 ``cut=math.inf`` is the untruncated subsampled Gaussian (both truncations coincide).
 
 Losses (``mu = 1/sigma``, coordinate ``y = -x/sigma``,
-:mod:`accountant.mechanisms.subsampled_loss`):
+:mod:`accountant.numerics.subsampled_loss`):
 where both densities live (``x`` in ``(1 - r, r)``) ``L_{A/B} = -f(l)`` with
 ``l = mu y + mu^2/2`` in ``[-l*, l*]``, ``l* = mu k - mu^2/2``, rising from ``-f(-l*)`` to
 ``-f(l*)``. On ``[-r, 1 - r)`` (and the atoms at ``+-r`` when clamped) ``b = (1 - q) a``:
@@ -39,7 +39,7 @@ So ``sup L_{A/B} = L_max`` (``l*`` for ``q = 1``) and ``sup L_{B/A} = f(-l*)``. 
     Gamma_{B/A}(lambda) = ln[ ∫ phi(y)/Z e^((1 + lambda) f(l(y))) dy + m0 (1 - q)^(1 + lambda) ]
 
 over ``y`` in ``[-k, k - mu]`` (``Z = 1`` when clamped), by adaptive quadrature with a
-stated error (:func:`~accountant.mechanisms.subsampled_loss.tilted_integral`).
+stated error (:func:`~accountant.numerics.subsampled_loss.tilted_integral`).
 
 The name says what is released (the "subsampled Gaussian" of Mironov et al. and of
 every DP-SGD accountant, cut); the additive mechanisms' ``...Mechanism`` suffix is left
@@ -59,11 +59,11 @@ import numpy as np
 
 from accountant.buckets.gaussian_dominance import GaussianDomination
 from accountant.errors import InvalidInputError
-from accountant.mechanisms.subsampled_loss import loss_f, tilted_integral
 from accountant.noise import truncated_gaussian
 from accountant.numerics.directed import MassLogs, down, up
 from accountant.numerics.gaussian import LOG_SQRT_2PI, log_gauss_mass_scalar
 from accountant.numerics.lazy import special
+from accountant.numerics.subsampled_loss import loss_f, tilted_integral
 from accountant.pairs.worst_case import WorstCasePair
 
 if TYPE_CHECKING:

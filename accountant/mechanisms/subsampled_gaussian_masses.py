@@ -2,7 +2,7 @@
 bounds (for :mod:`accountant.mechanisms.subsampled_gaussian_release`).
 
 A loss bucket maps to an interval of ``l`` (the Gaussian-mechanism loss, see
-:mod:`accountant.mechanisms.subsampled_loss`) through ``l = h(L)``, and ``l`` to a standard-normal
+:mod:`accountant.numerics.subsampled_loss`) through ``l = h(L)``, and ``l`` to a standard-normal
 coordinate ``y = l/mu + offset`` per side (``offset = -mu/2`` for the noise ``A``,
 ``+mu/2`` for the shifted noise). The masses are normal masses of ``y`` intervals.
 
@@ -33,8 +33,8 @@ import numpy as np
 from accountant.buckets.analytic_lattice import Atom, NormalPart, tail_cutoff
 from accountant.buckets.lattice_quadrature import SmoothLaw
 from accountant.mechanisms.subsampled_gaussian import LOG_NORMALISER_ERROR
-from accountant.mechanisms.subsampled_loss import inverse_loss
 from accountant.numerics.gaussian import LOG_SQRT_2PI, log_gauss_mass, log_normal_between
+from accountant.numerics.subsampled_loss import inverse_loss
 
 __all__ = [
     "clipped_masses",

@@ -3,7 +3,7 @@ sides from normal CDFs, no noise grid (SPEC section 2).
 
 Losses are handled in the A/B scale ``L = L_{A/B}`` (a B/A bucket ``(E1, E2]`` is the A/B
 interval ``[-E2, -E1)``). Between its ends the continuous part has ``l = h(L)`` rising with
-``L`` (:mod:`accountant.mechanisms.subsampled_loss`); under the noise ``A`` the coordinate
+``L`` (:mod:`accountant.numerics.subsampled_loss`); under the noise ``A`` the coordinate
 ``y = l/mu - mu/2`` is standard normal, under the shifted noise ``y = l/mu + mu/2``, each
 restricted to the overlap (``l`` in ``[-l*, l*]``) and divided by ``Z`` when renormalised.
 The numerator of A/B is ``A``, its denominator ``(1 - q) A + q S``; B/A the other way round.
@@ -45,10 +45,10 @@ from accountant.mechanisms.subsampled_gaussian_masses import (
     interior_pair,
     subsampled_law,
 )
-from accountant.mechanisms.subsampled_loss import loss_f
 from accountant.numerics.gaussian import normal_mass_between
 from accountant.numerics.lazy import special
 from accountant.numerics.norms import euclidean_norm
+from accountant.numerics.subsampled_loss import loss_f
 from accountant.validation import check_one_direction
 
 __all__ = ["SubsampledGaussianRelease"]

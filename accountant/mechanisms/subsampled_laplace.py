@@ -11,7 +11,7 @@ subsampled Gaussian (:mod:`accountant.mechanisms.subsampled_gaussian`) the worst
 
 **The loss coordinate.** With ``t = C / b`` let ``l = ln a(x)/a(x - C) = (|x - C| - |x|)/b``,
 the Laplace mechanism's own loss, in ``[-t, t]``. Where both densities live ``b/a = 1 - q +
-q e^(-l) = e^(f(l))`` (``f`` = :func:`~accountant.mechanisms.subsampled_loss.loss_f`), so
+q e^(-l) = e^(f(l))`` (``f`` = :func:`~accountant.numerics.subsampled_loss.loss_f`), so
 
     L_{A/B} = -f(l) = -ln(1 - q + q e^(-l)),        L_{B/A} = f(l),
 
@@ -40,7 +40,7 @@ over ``l`` in ``(-t, t)``, by adaptive Gauss-Legendre in log space with a stated
 
 **Buckets** (:meth:`SubsampledLaplaceRelease.bucket`): a loss bucket ``(P, P + w]`` maps to the
 ``l`` interval ``[h(P), h(P + w)]`` (``h`` =
-:func:`~accountant.mechanisms.subsampled_loss.inverse_loss`, with the error bounds of
+:func:`~accountant.numerics.subsampled_loss.inverse_loss`, with the error bounds of
 :func:`~accountant.mechanisms.subsampled_gaussian_masses.edge_ell`);
 inside the support its masses come from the lower end and the width ``h(P + w) - h(P) =
 ln(1 + e^(h(P + w) - P) (1 - e^(-w)) / q)``, computed with a small relative error, and the
@@ -60,7 +60,7 @@ lattice points gives ``m+ = ∫ t p`` to the upper and ``m- = ∫ (1 - t) p`` to
 (mirrored, for the B/A release whose loss is ``-L``: ``t = e^-D_b (1 - e^-D_a) / (1 - e^-W)``,
 ``1 - t = (1 - e^-D_b) / (1 - e^-W)``), ``D_a = c_a - ln(1 + s(a) expm1(-(l - a)))``,
 ``D_b = c_b + ln(1 + s(b) expm1(b - l))``, ``W = D_a(b)`` (``s(l) = q e^(-l)/(1 - q + q e^(-l))``
-= :func:`~accountant.mechanisms.subsampled_loss.tilt_share`), by 16-point Gauss-Legendre on
+= :func:`~accountant.numerics.subsampled_loss.tilt_share`), by 16-point Gauss-Legendre on
 panels of half-width ``eta <= 1/8`` with Trefethen's bound (*Approximation Theory and
 Approximation Practice*, Thm 19.3: ``E <= (64/15) eta M rho^(-2n-2) / (1 - rho^(-2))`` for
 ``F`` analytic with ``|F| <= M`` on the disc of radius ``R = rho eta``, here ``rho = 4``). On
@@ -88,10 +88,10 @@ from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_gaussian_masses import edge_ell
-from accountant.mechanisms.subsampled_loss import inverse_loss, loss_f, tilt_share
 from accountant.numerics.directed import MassLogs, up
 from accountant.numerics.lazy import special
 from accountant.numerics.norms import euclidean_norm
+from accountant.numerics.subsampled_loss import inverse_loss, loss_f, tilt_share
 from accountant.validation import (
     check_lambda,
     check_one_direction,

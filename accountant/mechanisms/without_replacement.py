@@ -43,7 +43,7 @@ by Zhu, Dong and Wang (Theorem 10, adaptive composition of dominating pairs) the
 of ``n`` steps is dominated by ``(P*^n, Q*^n)``: what this mechanism accounts, both
 directions equal.
 
-In the coordinate of the subsampled Gaussian (:mod:`accountant.mechanisms.subsampled_loss`,
+In the coordinate of the subsampled Gaussian (:mod:`accountant.numerics.subsampled_loss`,
 units of ``2C``, noise multiplier ``sigma/2``, ``mu = 2/sigma``): ``P'/Q'`` is its B/A direction,
 losses ``f(l)`` under ``B``, and ``f(l) > 0`` exactly for ``l < 0``; the mirror on negative losses
 is its A/B direction restricted to ``l < 0`` (losses ``-f(l)`` under ``A``). So
@@ -71,11 +71,11 @@ from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
-from accountant.mechanisms.subsampled_loss import loss_f, tilted_integral
 from accountant.noise import NoiseDistribution
 from accountant.numerics.directed import MassLogs
 from accountant.numerics.gaussian import LOG_SQRT_2PI
 from accountant.numerics.lazy import special
+from accountant.numerics.subsampled_loss import loss_f, tilted_integral
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
     check_lambda,

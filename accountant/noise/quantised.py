@@ -29,18 +29,12 @@ import attrs
 import numpy as np
 
 from accountant.errors import AccountantError, InvalidInputError
+from accountant.noise.bits import DEFAULT_BITS, MAX_BITS, MIN_BITS
 from accountant.noise.distribution import NoiseDistribution
 from accountant.noise.sampling import secure_indices, simulated_indices
 from accountant.validation import check_epsilons, check_noise, check_positive_int
 
 __all__ = ["DEFAULT_BITS", "MAX_BITS", "MIN_BITS", "QuantisedNoise", "quantise"]
-
-#: Default precision: probabilities are multiples of 2^-48 (about 3.6e-15).
-DEFAULT_BITS = 48
-#: Largest precision for which every ``w_i / 2^bits`` is a float64 exactly.
-MAX_BITS = 53
-#: Smallest precision accepted (a coarser table would mostly measure itself).
-MIN_BITS = 8
 
 
 def _check_bits(value: object) -> int:

@@ -23,7 +23,7 @@ from typing import TextIO
 import attrs
 
 from accountant.errors import InvalidInputError
-from accountant.noise.quantised import MAX_BITS, MIN_BITS
+from accountant.noise.bits import MAX_BITS, MIN_BITS
 from accountant.report.cli_noise import (
     FAMILY_OPTIONS,
     NOISE_DEFAULTS,

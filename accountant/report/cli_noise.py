@@ -10,8 +10,7 @@ import argparse
 import shlex
 
 from accountant.errors import InvalidInputError
-from accountant.noise.families import check_grid_size
-from accountant.noise.quantised import MAX_BITS, MIN_BITS
+from accountant.noise.bits import MAX_BITS, MIN_BITS
 from accountant.validation import check_finite_real, check_positive_int, check_positive_real
 
 __all__ = [
@@ -126,6 +125,8 @@ def noise_settings(args: argparse.Namespace) -> dict:
             value = check_finite_real(flag(dest), value)
         settings[dest] = value
     if family != "file":  # a grid the memory cannot hold is refused before it is built
+        from accountant.noise.families import check_grid_size  # numpy: not for --help
+
         check_grid_size(
             settings["bound"], settings["step"], bound_name="--bound", step_name="--step"
         )

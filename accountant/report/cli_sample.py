@@ -18,10 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from accountant.errors import InvalidInputError
-from accountant.noise.quantised import DEFAULT_BITS, MAX_BITS, MIN_BITS
+from accountant.noise.bits import DEFAULT_BITS, MAX_BITS, MIN_BITS
 from accountant.report.cli_noise import (
     PMF_FILE_FORMATS,
     add_noise_options,
@@ -113,6 +111,8 @@ def _checked(args: argparse.Namespace) -> dict:
 
 def run_sample(args: argparse.Namespace) -> int:
     """Run ``accountant sample``; returns the exit status."""
+    import numpy as np  # not at module level: --help reads this module
+
     settings = _checked(args)
     quantised, description = build_quantised(settings, args.bits)
     if args.simulate:

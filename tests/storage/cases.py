@@ -62,4 +62,10 @@ CASES: dict[str, tuple[Any, tuple[type, ...]]] = {
         mechanisms.SubsampledTruncatedGaussian(sigma=1.5, sampling_rate=0.1, cut=float("inf")),
         (PrivacyBuckets, ExtendedMA),
     ),
+    "ShuffledEpoch": (
+        mechanisms.ShuffledEpoch(
+            sigma=1.5, batch_size=16, dataset_size=60, neighbours="replace-one"
+        ),
+        (PrivacyBuckets, ExtendedMA),
+    ),
 }
