@@ -2,10 +2,14 @@
 delta for Poisson sampling, fixed-size batches drawn without replacement at each step,
 shuffled epochs, balls-and-bins epochs and deterministic (unshuffled) epochs, each with its
 certified bracket. Writes ``docs/guide/samplers.json`` and the table between the markers of
-``docs/guide/samplers.md`` (``tests/test_benchmark_samplers.py`` checks that they agree)::
+``docs/guide/samplers.md`` (``tests/test_benchmark_samplers.py`` checks that they agree),
+and the figure ``docs/figures/samplers.png``: the same figures after every epoch from 1 to
+``--epochs`` (the JSON's ``"curves"``; its last epoch is the table)::
 
     python benchmarks/samplers.py                      # 60,000 examples, batch 256, ...
     python benchmarks/samplers.py --dataset-size 64 --batch-size 16 --epochs 1 --output-dir /tmp
+
+With another ``--output-dir`` than ``docs/guide`` the figure is written there too.
 
 No timings: figures only.
 """
@@ -30,9 +34,16 @@ from accountant.mechanisms import (  # noqa: E402
 )
 
 JSON_NAME = "samplers.json"
+FIGURE_NAME = "samplers.png"
 PAGE = ROOT / "docs" / "guide" / "samplers.md"
+FIGURE = ROOT / "docs" / "figures" / FIGURE_NAME
 BEGIN = "<!-- samplers table: written by benchmarks/samplers.py -->"
 END = "<!-- end of samplers table -->"
+POISSON = "Poisson, rate b/n"
+FIXED = "fixed-size batches, drawn without replacement each step"
+SHUFFLED = "shuffled epochs"
+BALLS = "balls-and-bins"
+DETERMINISTIC = "deterministic epochs (fixed order)"
 
 
 def _bracket(accountant: PrivacyBuckets, delta: float) -> list[float]:
@@ -40,8 +51,8 @@ def _bracket(accountant: PrivacyBuckets, delta: float) -> list[float]:
     return [float(bounds.lower), float(bounds.upper)]
 
 
-def measure(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta: float) -> dict:
-    """Every row of the table (JSON-ready)."""
+def _rows(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta: float) -> list:
+    """Every row of the table after ``epochs`` epochs (JSON-ready)."""
     epoch = ShuffledEpoch(sigma=sigma, batch_size=batch_size, dataset_size=dataset_size)
     steps = epochs * epoch.batches
     rate = batch_size / dataset_size
@@ -52,7 +63,7 @@ def measure(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta
     )
     rows.append(
         {
-            "sampler": "Poisson, rate b/n",
+            "sampler": POISSON,
             "neighbours": "add-remove",
             "kind": "certified bracket of the true eps",
             "eps": _bracket(poisson, delta),
@@ -62,13 +73,13 @@ def measure(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta
         fixed = pb.compose(WithoutReplacementGaussian(sigma=sigma, sampling_rate=rate), steps)
         rows.append(
             {
-                "sampler": "fixed-size batches, drawn without replacement each step",
+                "sampler": FIXED,
                 "neighbours": "replace-one",
                 "kind": "certified bracket of the dominating pair's eps",
                 "eps": _bracket(fixed, delta),
             }
         )
-    for sampler, name in (("shuffle", "shuffled epochs"), ("balls-and-bins", "balls-and-bins")):
+    for sampler, name in (("shuffle", SHUFFLED), ("balls-and-bins", BALLS)):
         for neighbours in ("add-remove", "replace-one"):
             result = shuffled_epochs_epsilon(
                 sigma,
@@ -93,12 +104,32 @@ def measure(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta
         )
         rows.append(
             {
-                "sampler": "deterministic epochs (fixed order)",
+                "sampler": DETERMINISTIC,
                 "neighbours": neighbours,
                 "kind": "certified bracket of the true eps",
                 "eps": _bracket(deterministic, delta),
             }
         )
+    return rows
+
+
+def measure(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta: float) -> dict:
+    """The table (``"rows"``, after ``epochs`` epochs) and the same rows after every epoch
+    from 1 to ``epochs`` (``"curves"``: one series per row, its ``"eps"`` one bracket per
+    epoch, the last one the row's), JSON-ready."""
+    epoch = ShuffledEpoch(sigma=sigma, batch_size=batch_size, dataset_size=dataset_size)
+    steps = epochs * epoch.batches
+    per_epoch = [_rows(sigma, batch_size, dataset_size, k, delta) for k in range(1, epochs + 1)]
+    rows = per_epoch[-1]
+    series = [
+        {
+            "sampler": row["sampler"],
+            "neighbours": row["neighbours"],
+            "kind": row["kind"],
+            "eps": [after[i]["eps"] for after in per_epoch],
+        }
+        for i, row in enumerate(rows)
+    ]
     return {
         "script": "benchmarks/samplers.py",
         "run": {
@@ -112,6 +143,7 @@ def measure(sigma: float, batch_size: int, dataset_size: int, epochs: int, delta
             "steps": steps,
         },
         "rows": rows,
+        "curves": {"epochs": list(range(1, epochs + 1)), "series": series},
     }
 
 
@@ -141,6 +173,93 @@ def write_page(results: dict, page: Path = PAGE) -> None:
     page.write_text(text[:start] + "\n" + render_table(results) + "\n" + text[stop:], "utf-8")
 
 
+#: How each series is drawn: (sampler, neighbours) -> (colour, legend label, style).
+STYLES = {
+    (POISSON, "add-remove"): ("tab:blue", "Poisson, rate b/n (add-remove)", "o-"),
+    (FIXED, "replace-one"): (
+        "tab:orange",
+        "fixed-size batches drawn without replacement each step (replace-one)",
+        "s-",
+    ),
+    (SHUFFLED, "add-remove"): ("tab:green", "shuffled epochs (add-remove): [lower, upper]", ""),
+    (SHUFFLED, "replace-one"): ("tab:red", "shuffled epochs (replace-one): [lower, upper]", ""),
+    (BALLS, "add-remove"): ("tab:olive", "balls-and-bins (add-remove): [lower, upper]", ""),
+    (BALLS, "replace-one"): ("tab:purple", "balls-and-bins (replace-one): [lower, upper]", ""),
+    (DETERMINISTIC, "add-remove"): (
+        "black",
+        "deterministic epochs (add-remove) = the bracket's upper end",
+        "x:",
+    ),
+    (DETERMINISTIC, "replace-one"): (
+        "black",
+        "deterministic epochs (replace-one) = the bracket's upper end",
+        "x:",
+    ),
+}
+
+
+def curve_id(sampler: str, neighbours: str, end: str) -> str:
+    """The ``gid`` of the line drawn for one end (``"lower"`` or ``"upper"``) of a series."""
+    return f"{sampler} | {neighbours} | {end}"
+
+
+def draw_figure(results: dict, path: Path) -> dict[str, tuple[list[float], list[float]]]:
+    """Draw ``results["curves"]`` (and nothing else) into the PNG ``path``, one panel per
+    neighbouring relation on a shared log scale: certified upper bounds as lines, shuffled
+    and balls-and-bins brackets as shaded bands between their two ends (balls-and-bins
+    folded into shuffling where its bracket is the same). Returns every line drawn, read
+    back from the axes: :func:`curve_id` -> (epochs, eps)."""
+    from accountant.report.plotting import pyplot
+
+    plt = pyplot()
+    curves, run = results["curves"], results["run"]
+    epochs = curves["epochs"]
+    series = {(s["sampler"], s["neighbours"]): s for s in curves["series"]}
+    figure, panels = plt.subplots(1, 2, figsize=(10.0, 5.0), dpi=120, sharey=True)
+    relations = {"add-remove": panels[0], "replace-one": panels[1]}
+    for (sampler, neighbours), entry in series.items():
+        axes = relations[neighbours]
+        colour, label, style = STYLES[sampler, neighbours]
+        lower = [low for low, _ in entry["eps"]]
+        upper = [high for _, high in entry["eps"]]
+        if style:  # a certified upper bound
+            (line,) = axes.plot(epochs, upper, style, color=colour, lw=1.4, ms=5, label=label)
+            line.set_gid(curve_id(sampler, neighbours, "upper"))
+            continue
+        if sampler == BALLS and entry["eps"] == series[SHUFFLED, neighbours]["eps"]:
+            continue  # the same bracket: drawn once, labelled for both
+        if sampler == SHUFFLED and series.get((BALLS, neighbours), {}).get("eps") == entry["eps"]:
+            label = f"shuffled epochs = balls-and-bins ({neighbours}): [lower, upper]"
+        axes.fill_between(epochs, lower, upper, color=colour, alpha=0.2, lw=0, label=label)
+        for end, values, dash in (("lower", lower, "--"), ("upper", upper, "-")):
+            (line,) = axes.plot(epochs, values, dash, color=colour, lw=1.0)
+            line.set_gid(curve_id(sampler, neighbours, end))
+    for neighbours, axes in relations.items():
+        axes.set_yscale("log")
+        axes.set_xticks(epochs)
+        axes.set_xlabel("epochs")
+        axes.set_title(f"{neighbours} neighbours", fontsize=10)
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13))
+    panels[0].set_ylabel(f"certified eps at delta = {run['delta']:g}")
+    figure.suptitle(
+        f"{run['dataset_size']:,} examples, batch {run['batch_size']} "
+        f"({run['batches_per_epoch']} steps per epoch), noise multiplier {run['sigma']:g}: "
+        "eps after each epoch",
+        fontsize=10,
+    )
+    figure.tight_layout()
+    drawn = {
+        line.get_gid(): ([float(x) for x in line.get_xdata()], [float(y) for y in line.get_ydata()])
+        for axes in panels
+        for line in axes.get_lines()
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    plt.close(figure)
+    return drawn
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sigma", type=float, default=1.1)
@@ -156,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     if args.output_dir.resolve() == PAGE.parent.resolve():
         write_page(results)
+        draw_figure(results, FIGURE)
+    else:
+        draw_figure(results, args.output_dir / FIGURE_NAME)
     print(render_table(results))
     return 0
 

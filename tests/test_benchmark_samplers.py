@@ -1,9 +1,11 @@
 """benchmarks/samplers.py: the table of docs/guide/samplers.md is the one its JSON renders,
-the JSON is the realistic run of issue 27 and its rows are consistent, and the script runs
-(on a small run, into a temporary directory)."""
+the JSON is the realistic run of issue 27 and its rows are consistent, its per-epoch curves
+end at the table and grow with the epochs, the figure draws exactly those curves and the
+page shows it, and the script runs (on a small run, into a temporary directory)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -60,6 +62,65 @@ def test_the_rows_are_consistent():
     assert _rows("shuffled epochs", "replace-one")[0] >= _rows("shuffled epochs", "add-remove")[0]
 
 
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_curves_end_at_the_table():
+    curves = RESULTS["curves"]
+    assert curves["epochs"] == list(range(1, RESULTS["run"]["epochs"] + 1))
+    assert len(curves["series"]) == len(RESULTS["rows"])
+    for series, row in zip(curves["series"], RESULTS["rows"], strict=True):
+        assert [series[k] for k in ("sampler", "neighbours", "kind")] == [
+            row[k] for k in ("sampler", "neighbours", "kind")
+        ]
+        assert len(series["eps"]) == len(curves["epochs"])
+        # the last epoch is the table's run: the same calls, the same figures
+        assert series["eps"][-1] == pytest.approx(row["eps"], rel=1e-9)
+
+
+def test_the_curves_grow_with_the_epochs():
+    for series in RESULTS["curves"]["series"]:
+        uppers = [high for _, high in series["eps"]]
+        assert all(0.0 < low <= high for low, high in series["eps"]), series["sampler"]
+        # certified upper bounds: a further epoch never lowers them
+        assert all(a <= b for a, b in itertools.pairwise(uppers)), series["sampler"]
+    # the shuffled upper bound is the deterministic epochs' Gaussian at every epoch
+    by = {(s["sampler"], s["neighbours"]): s["eps"] for s in RESULTS["curves"]["series"]}
+    for neighbours in ("add-remove", "replace-one"):
+        shuffled = by["shuffled epochs", neighbours]
+        deterministic = by["deterministic epochs (fixed order)", neighbours]
+        for (_, high), (_, exact) in zip(shuffled, deterministic, strict=True):
+            assert high == pytest.approx(exact, rel=1e-3)
+
+
+def test_the_figure_draws_the_json_curves(tmp_path):
+    path = tmp_path / samplers.FIGURE_NAME
+    drawn = samplers.draw_figure(RESULTS, path)
+    assert path.read_bytes()[:8] == PNG
+    epochs = [float(k) for k in RESULTS["curves"]["epochs"]]
+    by = {(s["sampler"], s["neighbours"]): s["eps"] for s in RESULTS["curves"]["series"]}
+    upper_only = {samplers.POISSON, samplers.FIXED, samplers.DETERMINISTIC}
+    expected = {}
+    for (sampler, neighbours), eps in by.items():
+        if sampler == samplers.BALLS and eps == by[samplers.SHUFFLED, neighbours]:
+            continue  # the same bracket as shuffling: drawn once
+        ends = ("upper",) if sampler in upper_only else ("lower", "upper")
+        for end in ends:
+            column = 0 if end == "lower" else 1
+            expected[samplers.curve_id(sampler, neighbours, end)] = (
+                epochs,
+                [pair[column] for pair in eps],
+            )
+    assert drawn == expected
+
+
+def test_the_page_shows_the_committed_figure():
+    figure = ROOT / "docs" / "figures" / samplers.FIGURE_NAME
+    assert figure == samplers.FIGURE
+    assert figure.read_bytes()[:8] == PNG
+    assert f"](../figures/{samplers.FIGURE_NAME})" in samplers.PAGE.read_text(encoding="utf-8")
+
+
 def test_the_script_writes_a_small_run(tmp_path):
     result = subprocess.run(
         [
@@ -84,4 +145,6 @@ def test_the_script_writes_a_small_run(tmp_path):
     written = json.loads((tmp_path / samplers.JSON_NAME).read_text("utf-8"))
     assert written["run"]["batches_per_epoch"] == 3 and written["run"]["last_batch_size"] == 8
     assert len(written["rows"]) == 8
+    assert written["curves"]["epochs"] == [1, 2]
+    assert (tmp_path / samplers.FIGURE_NAME).read_bytes()[:8] == PNG
     assert samplers.render_table(written) in result.stdout
