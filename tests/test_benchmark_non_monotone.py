@@ -15,6 +15,7 @@ pytest.importorskip("torch")  # the [torch] extra; CI installs it
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "non_monotone.py"
 
 
+@pytest.mark.slow
 def test_one_short_run_is_certified_over_every_shift(tmp_path):
     output = tmp_path / "non-monotone.json"
     arguments = ["--runs", "n1/symmetric-cold", "--epochs", "5", "--output", str(output)]

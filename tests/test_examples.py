@@ -44,6 +44,7 @@ def test_there_are_examples():
     assert EXAMPLES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
 def test_example_runs_fast(script, tmp_path):
     """As a user runs it (``--fast``, no ``--output-dir``): its files go to a new

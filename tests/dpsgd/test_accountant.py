@@ -59,6 +59,7 @@ def test_a_spread_gradient_is_bounded_where_the_one_dimensional_pair_is_not(q, e
     assert two.lower <= spread and spread * 1.01 <= two.upper
 
 
+@pytest.mark.slow
 def test_one_dimension_is_privacy_buckets_on_the_truncated_pair():
     step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.02, cut=6.0)
     ours = DPSGDAccountant(dimension=1, accuracy=1e-3).compose(step, 50)
@@ -67,6 +68,7 @@ def test_one_dimension_is_privacy_buckets_on_the_truncated_pair():
     assert ours.epsilon(1e-5).upper == theirs.epsilon(1e-5).upper
 
 
+@pytest.mark.slow
 def test_more_coordinates_widen_only_the_upper_bound():
     step = SubsampledTruncatedGaussian(sigma=1.0, sampling_rate=0.01, cut=6.0)
     bounds = [
@@ -155,6 +157,7 @@ def test_mixed_truncations_are_refused():
         DPSGDAccountant(dimension=3).compose(cut).compose(clamped)
 
 
+@pytest.mark.slow
 def test_history_and_state_round_trip():
     step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.004, cut=8.0)
     accountant = DPSGDAccountant(dimension=1000).compose(step, 10)
@@ -163,6 +166,7 @@ def test_history_and_state_round_trip():
     assert rebuilt.delta(1.0).upper == accountant.delta(1.0).upper
 
 
+@pytest.mark.slow
 def test_composing_step_after_step_builds_each_release_once(monkeypatch):
     """A heterogeneous schedule composed one setting at a time (Opacus steps, sweeps of
     thousands of settings) makes each step's releases once, at the first query, not again
@@ -189,6 +193,7 @@ def test_composing_step_after_step_builds_each_release_once(monkeypatch):
     assert len(made) == 2 * 6
 
 
+@pytest.mark.slow
 def test_a_bracket_set_by_the_escape_probability_says_so():
     """When the cut is reached often (tau large), the coupled upper bound is dominated by
     tau's term: the result warns, naming tau, instead of refining the uncut run for an

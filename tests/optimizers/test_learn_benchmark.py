@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "learn_noise.py"
 
 
+@pytest.mark.slow
 def test_quick_learning_benchmark(tmp_path):
     result = subprocess.run(
         [

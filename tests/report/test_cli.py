@@ -72,6 +72,7 @@ def test_target_delta_gives_epsilons(capsys):
     assert adp["lower"]["reported"] <= adp["upper"]["reported"] <= expected
 
 
+@pytest.mark.slow
 def test_other_families_direction_and_dp_sgd(capsys):
     args = ["--family", "truncated-laplace", "--scale", "2", "--bound", "10", "--step", "0.5"]
     payload = audit_json(capsys, *args, "--direction", "A/B")

@@ -81,6 +81,7 @@ def test_the_grid_free_audit_is_the_library_call_to_the_last_bit(capsys):
     assert not any(ONE_COORDINATE in note for note in report["notes"])
 
 
+@pytest.mark.slow
 def test_steps_and_compositions_are_one_count(capsys):
     args = [a if a != "--steps" else "-n" for a in GRID_FREE]
     by_n = audit_json(capsys, *args, "--epsilon", "0.5", "--truncation", "clamped")

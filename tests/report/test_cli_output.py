@@ -125,6 +125,7 @@ NOTED = ["audit", "--sigma", "2", "--bound", "8", "--step", "0.5", "--sampling-r
 NOTED += ["-n", "10"]
 
 
+@pytest.mark.slow
 def test_warnings_are_note_lines_without_file_or_line():
     result = subprocess.run(
         [sys.executable, "-m", "accountant", *NOTED], capture_output=True, text=True, timeout=300

@@ -192,6 +192,7 @@ def test_random_small_grid_pairs_round_trip_bit_identically(tmp_path_factory, pa
     dimension=st.integers(1, 10**6),
     truncation=st.sampled_from(["renormalised", "clamped"]),
 )
+@pytest.mark.slow
 def test_random_dpsgd_runs_round_trip_bit_identically(
     tmp_path_factory, segments, dimension, truncation
 ):
@@ -210,6 +211,7 @@ def test_random_dpsgd_runs_round_trip_bit_identically(
         assert identical(loaded.delta(2.0), accountant.delta(2.0))
 
 
+@pytest.mark.slow
 def test_a_dpsgd_accountant_round_trips(tmp_path):
     step = SubsampledTruncatedGaussian(sigma=1.1, sampling_rate=0.01, cut=8.0)
     accountant = DPSGDAccountant(dimension=1000, accuracy=1e-3).compose(step, 20)

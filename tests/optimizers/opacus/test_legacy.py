@@ -46,6 +46,7 @@ def test_make_private_truncated_is_the_engine_make_private():
     assert engine.accountant.history == [(1.0, 0.25, 4)] and engine.accountant.dimension == 10
 
 
+@pytest.mark.slow
 def test_make_private_truncated_with_epsilon_returns_the_calibration():
     engine = quietly(truncated_privacy_engine, accuracy=1e-3)
     made = _private(

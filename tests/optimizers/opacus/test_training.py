@@ -200,6 +200,7 @@ def test_a_truncated_accountant_on_opacus_own_engine_refuses_the_first_step():
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
 
+@pytest.mark.slow
 def test_calibrated_noise_meets_the_target_certified():
     engine = quietly(TruncatedPrivacyEngine, accuracy=1e-3)
     model, optimizer, data = private(engine, "make_private_with_epsilon", tolerance=1e-2)
