@@ -59,6 +59,17 @@ class _Run:
     def poisson(self) -> PrivacyBuckets:
         return self.accountant.compose(self.epoch.poisson_twin, times=self.steps)
 
+    def described(self) -> dict[str, object]:
+        """The fields both results share: what was run."""
+        return {
+            "epochs": self.epochs,
+            "steps": self.steps,
+            "batches_per_epoch": self.epoch.batches,
+            "sampler": self.epoch.sampler,
+            "neighbours": self.epoch.neighbours,
+            "intervals": self.intervals,
+        }
+
 
 def _run(
     sigma: float,
@@ -113,12 +124,7 @@ def shuffled_epochs_delta(
         upper=float(run.upper().delta(epsilon).upper),
         poisson=float(run.poisson().delta(epsilon).upper),
         epsilon=epsilon,
-        epochs=run.epochs,
-        steps=run.steps,
-        batches_per_epoch=run.epoch.batches,
-        sampler=run.epoch.sampler,
-        neighbours=run.epoch.neighbours,
-        intervals=run.intervals,
+        **run.described(),
     )
 
 
@@ -146,10 +152,5 @@ def shuffled_epochs_epsilon(
         upper=float(run.upper().epsilon(delta).upper),
         poisson=float(run.poisson().epsilon(delta).upper),
         delta=delta,
-        epochs=run.epochs,
-        steps=run.steps,
-        batches_per_epoch=run.epoch.batches,
-        sampler=run.epoch.sampler,
-        neighbours=run.epoch.neighbours,
-        intervals=run.intervals,
+        **run.described(),
     )

@@ -47,6 +47,35 @@ __all__ = ["DEFAULT_ACCURACY", "ComposingAccountant"]
 DEFAULT_ACCURACY = 1e-4
 
 
+def prv_style_upper(
+    bracket: Callable[[float], Any], delta: float, call: tuple, advice: str
+) -> float:
+    """The certified upper end of ``bracket(delta)`` for a ``get_epsilon`` call written for
+    Opacus's ``PRVAccountant``: ``call = (args, kwargs, eps_error, delta_error)``; extra
+    arguments are refused by name, ``delta_error`` is checked (a certified bound needs no
+    allowance), and a bracket wider than ``eps_error`` warns
+    (:class:`~accountant.CertificationWarning`) with ``advice``."""
+    args, kwargs, eps_error, delta_error = call
+    if args or kwargs:
+        raise InvalidInputError(
+            f"get_epsilon takes only delta (and PRVAccountant's eps_error, delta_error), "
+            f"got extra arguments {args!r} {kwargs!r}"
+        )
+    if delta_error is not None:
+        check_positive_real("delta_error", delta_error)
+    bounds = bracket(delta)
+    if eps_error is not None and bounds.upper - bounds.lower > check_positive_real(
+        "eps_error", eps_error
+    ):
+        warnings.warn(
+            f"the certified eps bracket [{bounds.lower:.6g}, {bounds.upper:.6g}] is wider "
+            f"than eps_error={eps_error!r}; {advice}",
+            CertificationWarning,
+            stacklevel=3,
+        )
+    return float(bounds.upper)
+
+
 class ComposingAccountant(IAccountant):
     """Opacus accountant (``opacus.accountants.IAccountant``) whose ``history`` is
     composed in a certified accountant of this library (module docstring).
@@ -195,25 +224,12 @@ class ComposingAccountant(IAccountant):
         no error allowance; a bracket (:meth:`epsilon_bounds`) wider than ``eps_error``
         warns (:class:`~accountant.CertificationWarning`). Other arguments are refused.
         """
-        if args or kwargs:
-            raise InvalidInputError(
-                f"get_epsilon takes only delta (and PRVAccountant's eps_error, delta_error), "
-                f"got extra arguments {args!r} {kwargs!r}"
-            )
-        if delta_error is not None:
-            check_positive_real("delta_error", delta_error)
-        bounds = self.epsilon_bounds(delta)
-        if eps_error is not None and bounds.upper - bounds.lower > check_positive_real(
-            "eps_error", eps_error
-        ):
-            warnings.warn(
-                f"the certified eps bracket [{bounds.lower:.6g}, {bounds.upper:.6g}] is "
-                f"wider than eps_error={eps_error!r}; build the accountant with a smaller "
-                f"accuracy (now {self.accuracy!r})",
-                CertificationWarning,
-                stacklevel=2,
-            )
-        return float(bounds.upper)
+        return prv_style_upper(
+            self.epsilon_bounds,
+            delta,
+            (args, kwargs, eps_error, delta_error),
+            f"build the accountant with a smaller accuracy (now {self.accuracy!r})",
+        )
 
     def __len__(self) -> int:
         """The number of optimiser steps accounted (Opacus's RDP and PRV accountants

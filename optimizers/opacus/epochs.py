@@ -49,7 +49,6 @@ and the epoch structure comes from the data loader, which only the engine sees; 
 from __future__ import annotations
 
 import math
-import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
@@ -57,7 +56,6 @@ from typing import Any, ClassVar
 from opacus.accountants import IAccountant
 
 from accountant import (
-    CertificationWarning,
     InvalidInputError,
     PrivacyBuckets,
     SamplerEpsilonBounds,
@@ -75,6 +73,7 @@ from accountant.validation import (
     shown,
 )
 from optimizers.opacus.certified import DEFAULT_CERTIFIED_ACCURACY
+from optimizers.opacus.composing import prv_style_upper
 from optimizers.opacus.state import GAUSSIAN_MECHANISMS, MECHANISM, SHUFFLED_EPOCHS
 
 __all__ = ["EPOCH_SAMPLERS", "EpochSegment", "ShuffledEpochsAccountant"]
@@ -341,25 +340,13 @@ class ShuffledEpochsAccountant(IAccountant):
         allowance; a bracket wider than ``eps_error`` warns
         (:class:`~accountant.CertificationWarning`: the sampler's true eps is not known
         that closely). Other arguments are refused."""
-        if args or kwargs:
-            raise InvalidInputError(
-                f"get_epsilon takes only delta (and PRVAccountant's eps_error, delta_error), "
-                f"got extra arguments {args!r} {kwargs!r}"
-            )
-        if delta_error is not None:
-            check_positive_real("delta_error", delta_error)
-        bounds = self.epsilon_bounds(delta)
-        if eps_error is not None and bounds.upper - bounds.lower > check_positive_real(
-            "eps_error", eps_error
-        ):
-            warnings.warn(
-                f"the certified eps bracket [{bounds.lower:.6g}, {bounds.upper:.6g}] of "
-                f"{self.sampler} epochs is wider than eps_error={eps_error!r} (the upper "
-                "bound claims no amplification by the sampler)",
-                CertificationWarning,
-                stacklevel=2,
-            )
-        return float(bounds.upper)
+        return prv_style_upper(
+            self.epsilon_bounds,
+            delta,
+            (args, kwargs, eps_error, delta_error),
+            f"the true eps of {self.sampler} epochs is not known that closely (the upper "
+            "bound claims no amplification by the sampler)",
+        )
 
     # -- Opacus's hook and state ------------------------------------------------------
 
