@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
+from accountant.buckets import vector_kernels
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.many_deltas import epsilon_for_many
@@ -28,6 +29,7 @@ from accountant.buckets.refinement import (
     AIMED_WIDTHS,
     LARGEST_RATIO,
     MAX_RUNGS,
+    START_ACCURACY,
     WIDTH_RATIO,
     aimed_ratio,
     stop_reason,
@@ -92,6 +94,9 @@ SMALLEST_TAIL = 1e-290
 #: An eps query of rounded releases starts this many times coarser than the starting width
 #: (an eighth of its work), and measures there how far to go.
 ESTIMATE_COARSENING = 8.0
+#: For an accuracy coarser than the starting width's, the estimate is made at most this
+#: many times coarser still (:meth:`PrivacyBuckets._aim_start`).
+ESTIMATE_ACCURACY_REACH = 10.0
 #: A coarse bracket wider than this (relative) is not extrapolated from: the model aims.
 SATURATED = 0.05
 
@@ -340,18 +345,35 @@ class PrivacyBuckets(ComposedReleases):
         direction: str,
         relative_variance: Callable[[Any], float],
         approach: float = APPROACH,
+        scaled: bool = False,
     ) -> None:
         """Aim rung 0 of the running query (rounded releases) at the width a model of the
         bracket gives: Hoeffding variance ``V = relative_variance(plan)``
         (:data:`BRACKET_PER_VARIANCE`) from the Chernoff estimates of the plan at
         :data:`ESTIMATE_COARSENING` times the starting width (an eighth of its work: the
         moments barely depend on the width), at most ``approach`` times the starting
-        width; kept as the fallback of later rungs (:meth:`_aim`)."""
+        width or the estimate's own width, whichever is coarser (rung 0 then reuses the
+        estimate's releases); kept as the fallback of later rungs (:meth:`_aim`).
+
+        The starting width is chosen for
+        :data:`~accountant.buckets.refinement.START_ACCURACY`; a coarser accuracy ``a``
+        takes a bracket ``a / START_ACCURACY`` times wider, which rounded releases reach
+        at ``sqrt(a / START_ACCURACY)`` times the width (the bracket scales like ``w^2``),
+        so with ``scaled`` (eps queries) the estimate is made that much coarser too (at
+        most :data:`ESTIMATE_ACCURACY_REACH` times). Delta queries keep the estimate at
+        :data:`ESTIMATE_COARSENING` times the starting width: a noise calibration asks for
+        the delta accuracy that decides its tolerance and needs the bracket well inside
+        it."""
         aimed = AIMED_WIDTHS.get()
         start = self._start(direction)
         if aimed is None or not self.components or not self._rounds(start):
             return
-        coarse = grid_width(ESTIMATE_COARSENING * start.width)
+        scale = 1.0
+        if scaled:
+            scale = min(
+                math.sqrt(max(self.accuracy / START_ACCURACY, 1.0)), ESTIMATE_ACCURACY_REACH
+            )
+        coarse = grid_width(ESTIMATE_COARSENING * scale * start.width)
         try:
             plan = self._plan(direction, coarse)
         except BucketBudgetError:
@@ -362,7 +384,7 @@ class PrivacyBuckets(ComposedReleases):
         if not (math.isfinite(variance) and variance > 0.0):
             return
         wanted = math.sqrt(variance / (self.releases * plan.variance_factor))
-        prior = grid_width(min(wanted, approach * start.width))
+        prior = grid_width(min(wanted, max(approach * start.width, coarse)))
         aimed[("prior", direction)] = prior
         aimed[(direction, 0)] = prior  # rung 0: where the model puts the bracket
 
@@ -377,7 +399,7 @@ class PrivacyBuckets(ComposedReleases):
             estimate, slope = plan.chernoff_eps(delta), plan.chernoff_slope(delta)
             return START_MARGIN * self.accuracy * estimate / (BRACKET_PER_VARIANCE * (slope + 1.0))
 
-        self._aim_start(direction, variance)
+        self._aim_start(direction, variance, scaled=True)
         return estimate
 
     def _aim_delta(self, direction: str, eps: np.ndarray) -> None:
@@ -417,7 +439,8 @@ class PrivacyBuckets(ComposedReleases):
         a direction below another): from the coarse rung 0 of rounded releases, the width
         whose bracket the measured one extrapolates to :data:`START_MARGIN` of ``goal`` (it
         scales like ``V``, so like ``w^2``), or the model's width where rung 0's bracket is
-        beyond :data:`SATURATED`; else the ladder's
+        beyond :data:`SATURATED` (unless rung 0 was at the model's width already: then the
+        measured ratio); else the ladder's
         (:func:`~accountant.buckets.refinement.aimed_ratio`)."""
         aimed = AIMED_WIDTHS.get()
         if aimed is None:
@@ -431,6 +454,8 @@ class PrivacyBuckets(ComposedReleases):
             wanted = width * min(ratio, LARGEST_RATIO)
         else:  # the model's width, for the goal (the bracket scales like w^2)
             wanted = prior * math.sqrt(goal / self.accuracy)
+            if wanted >= width:  # this rung was at the model's width and missed: measured
+                wanted = width * aimed_ratio(term, goal, rounded)
         aimed[(direction, rung + 1)] = wanted
 
     def _no_finer_rung(self, directions: list[str], rung: int) -> str | None:
@@ -479,8 +504,15 @@ class PrivacyBuckets(ComposedReleases):
         return reason
 
     def _query(self, epsilon: Any, direction: str, kind: str) -> Bounds:
-        with query_progress(f"PrivacyBuckets {kind} delta"):
+        with query_progress(f"PrivacyBuckets {kind} delta"), self._kernels():
             return delta_walk(self, epsilon, direction, kind)
+
+    def _kernels(self) -> Any:
+        """The kernel choice of this accountant's queries: numba whatever the size for
+        :data:`~accountant.buckets.vector_kernels.COMPILED_COMPONENTS` distinct releases or
+        more (:func:`~accountant.buckets.vector_kernels.compiled_kernels`)."""
+        many = len(self.components) >= vector_kernels.COMPILED_COMPONENTS
+        return vector_kernels.compiled_kernels(many)
 
     def epsilon(
         self, delta: float | np.ndarray, direction: Direction = "max", kind: Kind = "ADP"
@@ -497,7 +529,7 @@ class PrivacyBuckets(ComposedReleases):
         for delta queries: the eps brackets of every rung visited are intersected, and a
         rung is added while the delta bracket at an end of the eps bracket is limited by
         bucketing."""
-        with query_progress(f"PrivacyBuckets {kind} eps"):
+        with query_progress(f"PrivacyBuckets {kind} eps"), self._kernels():
             if np.ndim(delta) == 0:
                 return epsilon_walk(self._for_target(delta), delta, direction, kind)
             return epsilon_for_many(

@@ -253,7 +253,9 @@ def interval_masses(
     panels = np.where(y_near >= DEAD_Y, 0, panels).astype(np.int64)
     law_numbers = (q, mu, *law.weights, law.log_norm, law.norm_error, float(mirrored))
     kernel = (
-        split_kernel if lo.size > vector_kernels.SPLIT_INTERVALS else vector_kernels.split_masses
+        vector_kernels.split_masses
+        if vector_kernels.runs_numpy(lo.size, vector_kernels.SPLIT_INTERVALS)
+        else split_kernel
     )
     plus, minus, err_plus, err_minus, quad, order = kernel(
         lo,

@@ -25,7 +25,9 @@ quadrature, :mod:`accountant.buckets.analytic_lattice`). Accountants are immutab
   the Gaussian accountant of DP-SGD, when the cut lies beyond every lattice) compose once.
 
 A cached release is the very object a new computation would return (the computation is
-deterministic): no number changes.
+deterministic): no number changes. The kernels a computation runs depend on
+:data:`~accountant.buckets.vector_kernels.COMPILED` (numba for queries of many distinct
+releases), so every key holds it too.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from accountant.buckets import vector_kernels
 from accountant.buckets.bucketed import BucketedPLD
 
 __all__ = [
@@ -92,7 +95,7 @@ def cached_lattice(
     """``source.lattice(direction, width, anchor, tail_mass, max_buckets)``, computed once
     while it is kept (module note)."""
     global _held
-    group = (direction, width, anchor, tail_mass, max_buckets)
+    group = (direction, width, anchor, tail_mass, max_buckets, vector_kernels.COMPILED.get())
     with _lock:
         members = _groups.get(group)
         kept = None if members is None else members.get(id(source))
@@ -124,7 +127,11 @@ def cached_composition(
     """``compose()``, the composition of ``times`` rounded releases of each ``(source, times)``
     of ``parts`` at ``key``, computed once while it is kept (module note)."""
     global _composition_held
-    full_key = (tuple((id(source), times) for source, times in parts), key)
+    full_key = (
+        tuple((id(source), times) for source, times in parts),
+        key,
+        vector_kernels.COMPILED.get(),
+    )
     with _lock:
         kept = _compositions.get(full_key)
         if kept is not None and all(

@@ -11,6 +11,14 @@ dp_accounting query costs there. Below a size that depends only on the input
 run instead, so the same input always takes the same kernel: answers stay functions of the
 accountant and the query alone.
 
+A query of many distinct releases (:data:`COMPILED_COMPONENTS`, e.g. a heterogeneous
+schedule of 1,000 DP-SGD settings) renders thousands of small lattices, where the numba
+kernels' load pays for itself many times over: the engine sets :data:`COMPILED` for such a
+query (:func:`compiled_kernels`), and every kernel choice below reads it. It is a function
+of the accountant alone, and the caches of rounded releases and compositions
+(:mod:`~accountant.buckets.release_cache`) key on it, so answers still depend only on the
+accountant and the query.
+
 Each states the same quantity and the same kind of certified bound as its numba version,
 with its own rounding analysis where the operations differ (vectorised sums, exponentials
 of differences); the tests compare both against slow oracles.
@@ -19,16 +27,23 @@ of differences); the tests compare both against slow oracles.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import attrs
 import numpy as np
 
 __all__ = [
+    "COMPILED",
+    "COMPILED_COMPONENTS",
     "LOG_MGF_POINTS",
     "POWER_WORK",
     "SPLIT_INTERVALS",
     "accumulate_power",
+    "compiled_kernels",
     "lattice_log_mgf",
+    "runs_numpy",
     "split_masses",
 ]
 
@@ -47,10 +62,34 @@ LOG_MGF_POINTS = 1 << 16
 #: Spectrum components times bits of the power up to which :func:`accumulate_power` powers
 #: instead of numba.
 POWER_WORK = 1 << 24
+#: Whether the running query takes the numba kernels whatever the size (set by
+#: :func:`compiled_kernels`).
+COMPILED: ContextVar[bool] = ContextVar("compiled_kernels", default=False)
+#: Distinct releases from which a query takes the numba kernels whatever the size: each
+#: release is rendered two to four times per direction, at tens of milliseconds each in
+#: numpy against a few in numba, so from this many on the numba load (about a second in a
+#: fresh process) is repaid.
+COMPILED_COMPONENTS = 32
 #: Entries of one two-dimensional block of :func:`lattice_log_mgf` (memory), and its most
 #: rows (its lambdas share which terms are left out).
 _BLOCK = 1 << 20
 _ROWS = 8
+
+
+@contextmanager
+def compiled_kernels(enabled: bool) -> Iterator[None]:
+    """Within this block, :func:`runs_numpy` is false for every size when ``enabled``."""
+    token = COMPILED.set(bool(enabled) or COMPILED.get())
+    try:
+        yield
+    finally:
+        COMPILED.reset(token)
+
+
+def runs_numpy(size: int, limit: int) -> bool:
+    """Whether a kernel of input ``size`` runs its numpy version here: ``size <= limit``
+    outside a :func:`compiled_kernels` block."""
+    return size <= limit and not COMPILED.get()
 
 
 def accumulate_power(
