@@ -35,6 +35,17 @@ LAMBDA_GRID = np.geomspace(1e-3, 1e7, 121)
 CHORD_STRIDE = 3
 COMPUTED_LAMBDAS = LAMBDA_GRID[::CHORD_STRIDE]
 _UNIT_ROUNDOFF = 2.0**-53
+# each grid lambda's summed neighbours (left <= lambda <= right) and its chord weights
+_SUMMED = np.arange(LAMBDA_GRID.size) % CHORD_STRIDE == 0
+_LEFT = np.minimum(np.arange(LAMBDA_GRID.size) // CHORD_STRIDE, COMPUTED_LAMBDAS.size - 1)
+_RIGHT = np.minimum(_LEFT + 1, COMPUTED_LAMBDAS.size - 1)
+_MOVE = np.where(
+    _RIGHT > _LEFT,
+    (LAMBDA_GRID - COMPUTED_LAMBDAS[_LEFT])
+    / (COMPUTED_LAMBDAS[_RIGHT] - COMPUTED_LAMBDAS[_LEFT]).clip(min=1e-300),
+    0.0,
+)
+_STAY = 1.0 - _MOVE
 
 
 def _chords(computed: np.ndarray) -> np.ndarray:
@@ -46,21 +57,15 @@ def _chords(computed: np.ndarray) -> np.ndarray:
     two products and the sum round by ``3u`` of ``|f(a)| + |f(b)|``, so ``8u (|f(a)| +
     |f(b)|)`` is added; where an end is not finite, the larger end
     (``+inf`` stays an upper bound, both ``-inf``: no mass)."""
-    if COMPUTED_LAMBDAS.size == LAMBDA_GRID.size:
-        return computed
-    index = np.arange(LAMBDA_GRID.size)
-    left = np.minimum(index // CHORD_STRIDE, computed.size - 1)
-    right = np.minimum(left + 1, computed.size - 1)
-    low, high = computed[left], computed[right]
-    a, b = COMPUTED_LAMBDAS[left], COMPUTED_LAMBDAS[right]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.where(b > a, (LAMBDA_GRID - a) / (b - a), 0.0)
-        chord = (1.0 - t) * low + t * high
+    low, high = computed[_LEFT], computed[_RIGHT]
+    with np.errstate(invalid="ignore"):
+        chord = _STAY * low + _MOVE * high
         chord += 8.0 * _UNIT_ROUNDOFF * (np.abs(low) + np.abs(high))
-    exact = index % CHORD_STRIDE == 0
-    chord = np.where(exact, computed[np.minimum(index // CHORD_STRIDE, computed.size - 1)], chord)
-    finite = np.isfinite(low) & np.isfinite(high)
-    return np.where(finite | exact, chord, np.maximum(low, high))
+    chord[_SUMMED] = computed
+    if not np.isfinite(computed).all():
+        between = ~_SUMMED & ~(np.isfinite(low) & np.isfinite(high))
+        chord[between] = np.maximum(low, high)[between]
+    return chord
 
 
 @attrs.frozen(eq=False)

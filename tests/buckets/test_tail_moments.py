@@ -52,3 +52,10 @@ def test_lattice_moments_bound_the_exact_ones_closely(mechanism, width, directio
             between = close & ~summed
             chord = np.interp(LAMBDA_GRID, COMPUTED_LAMBDAS, exact[summed])
             assert (got[between] <= chord[between] + slack[between]).all()
+
+
+def test_the_chords_span_the_whole_grid_from_summed_ends():
+    """Both ends of the grid are summed, so every lambda lies on a chord between two summed
+    ones (an end beyond the last summed lambda would be extrapolated: no bound)."""
+    assert COMPUTED_LAMBDAS[0] == LAMBDA_GRID[0] and COMPUTED_LAMBDAS[-1] == LAMBDA_GRID[-1]
+    assert set(COMPUTED_LAMBDAS) <= set(LAMBDA_GRID)
