@@ -178,9 +178,12 @@ def _log_mgf_rows(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bo
     Rounding, with every ``log`` and ``exp`` allowed ``4u``: ``x_j`` is within ``E_j =
     1.01 u (4 |ln mass[j]| + 2.01 lambda d_j + |x_j|)`` of the exact one (the logarithm,
     ``d_j``, its product with ``lambda``, the difference), ``x_j - M`` rounds by ``u |x_j -
-    M|``, so the sum grows by at most ``1.01 sum_j y_j (E_j + u |x_j - M|)`` (``y_j`` the
-    computed terms; each ``t_j = E_j + u |x_j - M|`` at most 0.01, else ``e^{t_j}`` whole);
-    each exponential by ``4u``, underflow by the smallest normal number per term; the sum of
+    M|``, so each term ``y_j`` grows by at most ``e^{t_j} - 1`` of it, ``t_j = E_j + u |x_j -
+    M|``, and the sum by ``e^T - 1`` of it with the row's ``T = 1.01 u (5 A + 3.01 lambda D) +
+    u (|M| + A + lambda D) >= t_j`` (``A`` the largest ``|ln mass[j]|`` summed, ``D`` the
+    largest ``d_j``: ``|x_j| <= |ln mass[j]| + lambda d_j``), taken times 1.01; each
+    exponential by ``4u`` (a gap below ``-745`` is raised to ``-745`` first: never less),
+    underflow by the smallest normal number per term; the sum of
     ``n`` non-negative terms, in any order, by ``(n - 1) u`` of it; the logarithm by ``4u`` of
     it; ``lambda step e`` by ``2.01 u`` of it and the two final additions by ``u`` of their
     magnitudes. The bound adds all of it, times 1.01. Terms surely below ``e^-750`` times the
@@ -207,20 +210,22 @@ def _log_mgf_rows(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bo
         reach = (750.0 + highest - end_log) / smallest if smallest > 0.0 else np.inf
         kept = int(np.searchsorted(distances, reach, side="right"))
         a, d = logs[:kept], distances[:kept]
-        moved = lam[:, None] * d
-        x = a - moved
+        largest_a = float(np.max(np.abs(a)))
+        farthest = lam * float(d[-1])  # the largest lambda d_j of each row (d increases)
+        x = np.multiply(lam[:, None], d)
+        np.subtract(a, x, out=x)
         top = np.max(x, axis=1)
-        gap = x - top[:, None]
-        # an exponential below -745 is under the smallest normal number: not computed
-        terms = np.exp(gap, out=np.zeros_like(gap), where=gap > -745.0)
-        total = np.sum(terms, axis=1)
-        slack = 1.01 * _U * (4.0 * np.abs(a) + 2.01 * moved + np.abs(x)) + _U * np.abs(gap)
-        largest_slack = np.max(slack, axis=1)
-        grown = np.where(
-            largest_slack <= 0.01,
-            1.01 * np.sum(terms * slack, axis=1) * 1.01,
-            total * np.expm1(largest_slack) * 1.01,
+        x -= top[:, None]  # the gaps x_j - M, at most 0
+        # an exponential below -745 is under the smallest normal number: raised to e^-745
+        # (never less than the term)
+        np.maximum(x, -745.0, out=x)
+        np.exp(x, out=x)
+        total = np.sum(x, axis=1)
+        # every term's t_j = E_j + u |x_j - M| is at most this (|x_j| <= |a_j| + lambda d_j)
+        largest_slack = 1.01 * _U * (5.0 * largest_a + 3.01 * farthest) + _U * (
+            np.abs(top) + largest_a + farthest
         )
+        grown = total * np.expm1(largest_slack) * 1.01
         # underflowed and unformed terms: each below the smallest normal number times e^t for
         # its own t, which is at most this
         widest = 1.01 * _U * (5.0 * largest_log + 3.01 * lam * float(distances[-1]))
