@@ -57,8 +57,11 @@ SPLIT_INTERVALS = 1 << 17
 #: A lattice is coarsened for ``lambda`` while ``lambda * step`` stays below this (the numba
 #: kernel's rule: the sum rises by at most ``e^{(lambda step)^2 / 8}``).
 _COARSE_REACH = 2.8e-4
-#: Positive lattice masses up to which :func:`lattice_log_mgf` sums instead of numba.
-LOG_MGF_POINTS = 1 << 16
+#: Positive lattice masses up to which :func:`lattice_log_mgf` sums instead of numba: as
+#: many as :data:`SPLIT_INTERVALS`, so that rendering one release loads numba for both
+#: kernels or for neither (a release of 10^5 points was rendered by the numpy split and
+#: then loaded numba, about 0.6 s in a fresh process, for its moments alone).
+LOG_MGF_POINTS = SPLIT_INTERVALS
 #: Spectrum components times bits of the power up to which :func:`accumulate_power` powers
 #: instead of numba.
 POWER_WORK = 1 << 24
