@@ -110,8 +110,10 @@ def exp_down(x: float) -> float:
 
 
 def _times(count: int, value: float, *, towards: float) -> float:
-    if value == 0.0 or not math.isfinite(value):
-        return count * value if value != 0.0 else 0.0
+    if count == 0 or value == 0.0:  # no release (an empty composition) or ln 1: exactly 0
+        return 0.0
+    if not math.isfinite(value):
+        return count * value
     product = count * value
     return up(product, 1) if towards > 0 else down(product, 1)
 
@@ -223,15 +225,55 @@ def fsum_bounds(values) -> tuple[float, float]:
     """``(low, high)``: the nearest floats around the exact sum of ``values`` (a list of
     floats). ``math.fsum`` is correctly rounded, and the exact residual
     ``sum(values) - fsum(values)`` is a sum of floats too, so its correctly rounded value is
-    0 exactly when the sum is exact, and has the residual's sign otherwise."""
+    0 exactly when the sum is exact, and has the residual's sign otherwise. An exact sum
+    beyond the float range gives ``(MAX, inf)`` (or ``(-inf, -MAX)``); an infinity of one
+    sign gives that infinity twice; NaN or infinities of both signs raise ``ValueError``."""
     values = list(values)
-    total = math.fsum(values)
+    if any(not math.isfinite(v) for v in values):
+        # NaN, or infinities of both signs: no sum; one infinity (one sign): that infinity
+        infinite = {v for v in values if math.isinf(v)}
+        if any(math.isnan(v) for v in values) or len(infinite) > 1:
+            raise ValueError(
+                f"fsum_bounds: the values have no sum (non-finite: {sorted(infinite)})"
+            )
+        end = infinite.pop()
+        return end, end
+    try:
+        total = math.fsum(values)
+    except OverflowError:  # an intermediate sum left the float range
+        return _scaled_fsum_bounds(values)
     residual = math.fsum([*values, -total])
     if residual > 0.0:
         return total, math.nextafter(total, math.inf)
     if residual < 0.0:
         return math.nextafter(total, -math.inf), total
     return total, total
+
+
+def _scaled_fsum_bounds(values: list[float]) -> tuple[float, float]:
+    """:func:`fsum_bounds` of finite ``values`` whose running sum overflows: the values of at
+    least ``2^-1000`` summed scaled by ``2^-8`` (exactly) and scaled back, an end beyond the
+    float range becoming ``MAX`` or infinity outwards. The smaller ones sum to far less
+    than one unit in the last place of a sum that overflowed on the way (at least
+    ``2^1016``, units of ``2^964``), so an end moves one float outwards on their side."""
+    large = [v for v in values if abs(v) >= 2.0**-1000]
+    low, high = fsum_bounds([math.ldexp(v, -8) for v in large])
+    small = math.fsum(v for v in values if abs(v) < 2.0**-1000)
+    if small < 0.0:  # one float of the scaled sum is one float of the sum (a power of two)
+        low = math.nextafter(low, -math.inf)
+    elif small > 0.0:
+        high = math.nextafter(high, math.inf)
+    return _scaled_back(low, lower=True), _scaled_back(high, lower=False)
+
+
+def _scaled_back(value: float, *, lower: bool) -> float:
+    """``value * 2^8`` exactly, or the float range's end outwards of an overflow."""
+    try:
+        return math.ldexp(value, 8)
+    except OverflowError:
+        if value > 0.0:
+            return sys.float_info.max if lower else math.inf
+        return -math.inf if lower else -sys.float_info.max
 
 
 def _neg_expm1_down(x: float) -> float:
