@@ -1,4 +1,4 @@
-"""The two interfaces everything else is built against.
+"""The interfaces everything else is built against.
 
 * :class:`AnalyticMechanism`: what a mechanism given by formulas (no grid) provides so
   that both accountants take it as it is: the Extended MA's log moments (SPEC section 3)
@@ -6,6 +6,10 @@
   :class:`~accountant.pairs.worst_case.WorstCasePair` instead; a family that is exact on a
   lattice may build its pair and hand both accountants what the pair gives
   (:mod:`accountant.mechanisms.discrete_laplace` does).
+* :class:`ReleaseSource` (with its :class:`LossStatistics`): one release as PrivacyBuckets
+  composes it, what :meth:`AnalyticMechanism.bucket_release` returns. It is declared here,
+  below both the mechanisms and the buckets, so that neither layer imports the other to
+  name it (:mod:`accountant.buckets.sources` re-exports both names).
 * :class:`Accountant`: compose mechanisms, query delta and eps, read the history, save
   the state and rebuild from it. :class:`~accountant.buckets.PrivacyBuckets` and
   :class:`~accountant.moments.ExtendedMA` implement it. Two-sided accountants answer with
@@ -19,16 +23,69 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
+import attrs
+
 from accountant.validation import Direction, OneDirection
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from accountant.buckets.sources import ReleaseSource
     from accountant.numerics.directed import MassLogs
     from accountant.results import Bounds, DeltaUpperBound, EpsilonBounds, EpsilonUpperBound
 
-__all__ = ["Accountant", "AnalyticMechanism", "LogMomentSource"]
+__all__ = [
+    "Accountant",
+    "AnalyticMechanism",
+    "LogMomentSource",
+    "LossStatistics",
+    "ReleaseSource",
+]
+
+
+@attrs.frozen
+class LossStatistics:
+    """Finite losses of one release under A: mean, variance (of the normalised finite
+    part), the range holding all but ``tail_mass`` of the A-mass, and a lattice.
+
+    ``lattice`` is the spacing ``g`` of a lattice ``anchor + k g`` holding every
+    finite loss (``0.0`` for a single loss value, ``None`` for no lattice).
+    """
+
+    mean: float
+    variance: float
+    low: float
+    high: float
+    anchor: float
+    lattice: float | None
+
+
+class ReleaseSource(Protocol):
+    """One release in both directions, as PrivacyBuckets needs it: what
+    :meth:`AnalyticMechanism.bucket_release` returns (pairs and PLDs become a
+    :class:`~accountant.buckets.sources.PLDRelease`)."""
+
+    description: str
+
+    def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
+        """Loss statistics in ``direction`` ("A/B" or "B/A")."""
+        ...
+
+    def bucket(
+        self,
+        direction: str,
+        width: float,
+        anchor: float,
+        tail_mass: float,
+        max_buckets: int = 1 << 62,
+    ) -> Any:  # a buckets.bucketed.BucketedPLD: that type lives above this module
+        """Buckets of ``width`` with upper edges at ``anchor + J width`` (a
+        :class:`~accountant.buckets.bucketed.BucketedPLD`); raises
+        :class:`~accountant.buckets.bucketed.BucketBudgetError` beyond ``max_buckets``."""
+        ...
+
+    def same_directions(self) -> bool:
+        """Whether both directions have identical PLDs (compose once, use twice)."""
+        ...
 
 
 @runtime_checkable

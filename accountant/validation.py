@@ -29,7 +29,6 @@ __all__ = [
     "check_finite_real",
     "check_lambda",
     "check_mass_tolerance",
-    "check_noise",
     "check_nonnegative_real",
     "check_one_direction",
     "check_open_fraction",
@@ -180,15 +179,6 @@ def check_one_direction(name: str, value: Any) -> str:
 def directions_of(direction: str) -> tuple[str, ...]:
     """The single directions a ``direction`` (``"A/B"``, ``"B/A"`` or ``"max"``) covers."""
     return ONE_DIRECTION if direction == "max" else (direction,)
-
-
-def check_noise(name: str, value: Any) -> Any:
-    """A :class:`~accountant.noise.NoiseDistribution`."""
-    from accountant.noise import NoiseDistribution  # (noise imports this module)
-
-    if not isinstance(value, NoiseDistribution):
-        raise InvalidInputError(f"{name} must be a NoiseDistribution, got {type(value).__name__}")
-    return value
 
 
 def check_lambda(name: str, value: Any) -> float:

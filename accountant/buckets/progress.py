@@ -2,7 +2,7 @@
 
 A query opens a :func:`query_progress` context; the composition steps inside it call
 :func:`tick`. A one-line tqdm bar appears only when stderr is an interactive terminal
-(:func:`accountant.report.terminal.progress_enabled`) and only once the query has run for
+(:func:`accountant.console.progress_enabled`) and only once the query has run for
 :data:`DELAY` seconds, so short queries, scripts, pipes and CI stay quiet.
 """
 
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from accountant.report.terminal import progress_enabled
+from accountant.console import progress_enabled
 
 __all__ = ["DELAY", "MIN_INTERVAL", "query_progress", "tick"]
 

@@ -8,7 +8,7 @@ interface from CDFs (:mod:`accountant.buckets.analytic_release`).
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 import numpy as np
@@ -19,55 +19,12 @@ from accountant.buckets.rounding import round_to_lattice
 from accountant.errors import InvalidInputError
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
-from accountant.protocol import AnalyticMechanism
+from accountant.protocol import AnalyticMechanism, LossStatistics, ReleaseSource
 
 __all__ = ["LossStatistics", "PLDRelease", "ReleaseSource", "lattice_spacing", "release_source"]
 
 #: Losses count as a lattice when every ``(L - L_0) / g`` is this close to an integer.
 LATTICE_TOLERANCE = 1e-7
-
-
-@attrs.frozen
-class LossStatistics:
-    """Finite losses of one release under A: mean, variance (of the normalised finite
-    part), the range holding all but ``tail_mass`` of the A-mass, and a lattice.
-
-    ``lattice`` is the spacing ``g`` of a lattice ``anchor + k g`` holding every
-    finite loss (``0.0`` for a single loss value, ``None`` for no lattice).
-    """
-
-    mean: float
-    variance: float
-    low: float
-    high: float
-    anchor: float
-    lattice: float | None
-
-
-class ReleaseSource(Protocol):
-    """One release in both directions, as the engine needs it."""
-
-    description: str
-
-    def statistics(self, direction: str, tail_mass: float) -> LossStatistics:
-        """Loss statistics in ``direction`` ("A/B" or "B/A")."""
-        ...
-
-    def bucket(
-        self,
-        direction: str,
-        width: float,
-        anchor: float,
-        tail_mass: float,
-        max_buckets: int = 1 << 62,
-    ) -> BucketedPLD:
-        """Buckets of ``width`` with upper edges at ``anchor + J width``; raises
-        :class:`~accountant.buckets.bucketed.BucketBudgetError` beyond ``max_buckets``."""
-        ...
-
-    def same_directions(self) -> bool:
-        """Whether both directions have identical PLDs (compose once, use twice)."""
-        ...
 
 
 def lattice_spacing(losses: np.ndarray) -> float | None:

@@ -19,8 +19,9 @@ import attrs
 
 from accountant.interop.requirement import require_dp_accounting
 from accountant.noise import NoiseDistribution
+from accountant.noise.distribution import check_noise
 from accountant.pairs.worst_case import WorstCasePair
-from accountant.validation import check_noise, check_positive_real
+from accountant.validation import check_positive_real
 
 __all__ = ["TruncatedNoiseDpEvent"]
 

@@ -31,13 +31,13 @@ import attrs
 from accountant.buckets import Bounds, PrivacyBuckets
 from accountant.errors import InvalidInputError
 from accountant.noise import NoiseDistribution
+from accountant.noise.distribution import check_noise
 from accountant.pairs.pair_maps import AdditivePairMap, AllShiftsPairMap, SubsampledPairMap
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
     Kind,
     check_choice,
     check_finite_real,
-    check_noise,
     check_nonnegative_real,
     check_positive_int,
 )

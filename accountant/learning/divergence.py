@@ -8,8 +8,8 @@ import numpy as np
 
 from accountant.errors import InvalidInputError
 from accountant.noise import GRID_TOLERANCE, NoiseDistribution
+from accountant.noise.distribution import check_noise
 from accountant.numerics.lazy import special
-from accountant.validation import check_noise
 
 __all__ = ["kl_divergence"]
 

@@ -30,9 +30,9 @@ import numpy as np
 
 from accountant.errors import AccountantError, InvalidInputError
 from accountant.noise.bits import DEFAULT_BITS, MAX_BITS, MIN_BITS
-from accountant.noise.distribution import NoiseDistribution
+from accountant.noise.distribution import NoiseDistribution, check_noise
 from accountant.noise.sampling import secure_indices, simulated_indices
-from accountant.validation import check_epsilons, check_noise, check_positive_int
+from accountant.validation import check_epsilons, check_positive_int
 
 __all__ = ["DEFAULT_BITS", "MAX_BITS", "MIN_BITS", "QuantisedNoise", "quantise"]
 

@@ -29,9 +29,9 @@ import numpy as np
 
 from accountant.errors import InvalidInputError
 from accountant.noise import GRID_TOLERANCE, NoiseDistribution
+from accountant.noise.distribution import check_noise
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
-    check_noise,
     check_positive_int,
     check_positive_real,
     check_probability,

@@ -15,10 +15,10 @@ import numpy as np
 
 from accountant.errors import InvalidInputError, ShiftInvarianceWarning
 from accountant.noise import NoiseDistribution
+from accountant.noise.distribution import check_noise
 from accountant.validation import (
     MASS_TOLERANCE,
     check_mass_tolerance,
-    check_noise,
     check_pmf,
     check_probability,
     mass_tolerance_for,

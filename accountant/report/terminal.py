@@ -8,7 +8,8 @@ subcommands (the torch extra's ``accountant learn``) look and behave alike:
 - every warning shown on a terminal is one line, ``note: <text>``, without the
   file and line that :mod:`warnings` would print (:func:`note_line`);
 - output paths are checked before any work (:func:`check_output_path`);
-- progress is drawn only on an interactive terminal (:func:`progress_enabled`);
+- progress is drawn only on an interactive terminal (:func:`progress_enabled`, defined in
+  :mod:`accountant.console` below every layer that draws progress);
 - what the library logs for a user to know (e.g. that numba is compiling its kernels on
   a first run) is shown as ``note:`` lines (:func:`show_notes`).
 
@@ -23,8 +24,8 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
-from typing import TextIO
 
+from accountant.console import progress_enabled
 from accountant.errors import InvalidInputError
 
 __all__ = [
@@ -117,23 +118,6 @@ def _writable_directory(directory: Path) -> bool:
             return True
     except OSError:
         return False
-
-
-def progress_enabled(stream: TextIO | None = None) -> bool:
-    """Whether to draw progress on ``stream`` (default :data:`sys.stderr`).
-
-    True only when the stream is an interactive terminal (``isatty()``); so progress is
-    off when output is redirected to a file or a pipe, and on CI (``CI=true``), where a
-    pseudo-terminal may be attached but nobody watches a bar.
-    """
-    stream = sys.stderr if stream is None else stream
-    try:
-        interactive = bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
-    if not interactive:
-        return False
-    return os.environ.get("CI", "").strip().lower() not in ("true", "1")
 
 
 class _NoteHandler(logging.Handler):
