@@ -48,7 +48,7 @@ from accountant.buckets.lattice_quadrature import (
     U,
     interval_masses,
 )
-from accountant.buckets.merged_lattice import merged_release
+from accountant.buckets.merged_lattice import dominated_point_moments, merged_release
 from accountant.buckets.rounding import MEAN_STEP, SHARE_ULPS, dominating_shares
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
@@ -369,6 +369,7 @@ def lattice_release(
         drift=drift,
         mass_logs=mass_logs,
         lost_a=lost,
+        point_moments=dominated_point_moments(known[0][0], width),
     )
     return attrs.evolve(result, tail_moments=known, dominated=merged)
 

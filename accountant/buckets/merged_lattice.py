@@ -50,7 +50,7 @@ from accountant.buckets.tails import LAMBDA_GRID, TailMoments
 from accountant.numerics.directed import distinguishing_bounds
 from accountant.numerics.norms import euclidean_norm
 
-__all__ = ["MergedLattice", "merge_coarser", "merged_release"]
+__all__ = ["MergedLattice", "dominated_point_moments", "merge_coarser", "merged_release"]
 
 #: What an entry that underflowed may have lost.
 _SUBNORMAL = 2.0**-1022
@@ -184,6 +184,7 @@ def merged_release(
     drift: float,
     mass_logs,
     lost_a: float,
+    point_moments: TailMoments | None = None,
 ) -> MergedLattice:
     """One release merged per lattice interval: entry ``J`` holds the outcomes with losses in
     ``[g_J - drift, g_{J+1} + drift]``, their A-mass ``masses[J]`` and C-mass ``c_masses[J]
@@ -191,7 +192,8 @@ def merged_release(
     ``c_errors`` per entry (or none) on top of the relative ones. ``a`` also carries the
     B-masses ``C e^{-g}`` (with their rounding, ``4 u`` of the exponent's magnitudes), so it
     is a bucketed release on its own; its tail moments are its lattice points'
-    (:class:`MergedLattice`)."""
+    (:class:`MergedLattice`): ``point_moments`` when the caller holds upper bounds on them
+    (:func:`dominated_point_moments`), else summed here."""
     size = masses.size
     pad = 4.0 * UNIT_ROUNDOFF * (abs(anchor) + width * (abs(first_index) + size))
     points = anchor + (first_index + np.arange(size)) * width
@@ -238,7 +240,9 @@ def merged_release(
     )
     points = (anchor - pad, anchor + pad)
     at_points = attrs.evolve(a, offset_low=points[0], offset_high=points[1])
-    a = attrs.evolve(a, tail_moments=((TailMoments.of(at_points), 1),))
+    if point_moments is None:
+        point_moments = TailMoments.of(at_points)
+    a = attrs.evolve(a, tail_moments=((point_moments, 1),))
     c = BucketedPLD(
         width=width,
         first_index=first_index,
@@ -254,6 +258,23 @@ def merged_release(
         entry_errors=None if c_errors is None else 1.01 * c_errors,
     )
     return MergedLattice(a, c, points)
+
+
+def dominated_point_moments(dominating: TailMoments, width: float) -> TailMoments:
+    """Upper bounds on the tail moments of a merged release's lattice points from those of
+    its dominating split (:func:`~accountant.buckets.analytic_lattice.lattice_release`):
+    interval ``K``'s mass ``m_- + m_+`` sits at its lower point ``g_K`` in the merged
+    release, while the split puts ``m_-`` at ``g_K`` and ``m_+`` at ``g_{K+1} = g_K + w``
+    (the same computed parts, so the same true masses; in either direction's loss scale).
+    Hence ``sum (m_- + m_+) e^{lambda g_K} <= sum m_- e^{lambda g_K} + m_+ e^{lambda
+    g_{K+1}}`` (the upper moments of the split bound the merged ones) and ``sum (m_- + m_+)
+    e^{-lambda g_K} <= e^{lambda w}`` times the split's (the lower ones, raised by ``lambda
+    w``, rounded up). The split's moments bound its true masses at edges outside its points,
+    so these bound the merged true masses at their points."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        raised = dominating.log_mgf_low + LAMBDA_GRID * width * (1.0 + 1e-12)
+    low = np.where(np.isfinite(raised), np.nextafter(raised, np.inf), raised)
+    return TailMoments(dominating.log_mgf_high, low)
 
 
 def merge_coarser(merged: MergedLattice, factor: int) -> MergedLattice:

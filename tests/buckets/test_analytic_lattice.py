@@ -15,10 +15,12 @@ import pytest
 
 from accountant import mechanisms
 from accountant.buckets import analytic_lattice
+from accountant.buckets._kernels import log_moment_generating
 from accountant.buckets._lattice_kernel import gl_order, gl_tables, split_kernel
 from accountant.buckets.bucketed import BucketBudgetError
 from accountant.buckets.lattice_quadrature import SmoothLaw, two_difference
 from accountant.buckets.rounding import MEAN_STEP
+from accountant.buckets.tails import LAMBDA_GRID
 from accountant.buckets.vector_kernels import split_masses
 from accountant.mechanisms.gaussian import gaussian_law
 from accountant.mechanisms.subsampled_gaussian_masses import subsampled_law
@@ -327,3 +329,34 @@ def test_b_errors_cover_losses_whose_exponential_overflows():
     pld = analytic_lattice.lattice_release(part, [], "A/B", 1.0, 0.0, wide, logs)
     assert pld.first_index <= -700
     assert pld.error_b >= 2.2e-308 * math.exp(700.0)
+
+
+@pytest.mark.parametrize(("name", "direction"), CASES)
+def test_merged_point_moments_bound_the_merged_masses_at_their_points(name, direction):
+    """The merged release's tail moments, taken from its dominating split's
+    (``merged_lattice.dominated_point_moments``), bound the log-moment-generating function
+    of the merged masses at their lattice points, each mass raised by its certified error
+    (so of the true masses), in both tails."""
+    pld = MECHANISMS[name].bucket_release().lattice(direction, WIDTH, ANCHOR, TAIL)
+    merged = pld.dominated.a
+    moments = merged.tail_moments[0][0]
+    errors = merged.entry_errors if merged.entry_errors is not None else 0.0
+    most = merged.mass_a * (1.0 + merged.relative_error) + errors
+    keep = most > 0.0
+    points = ANCHOR + (merged.first_index + np.arange(merged.size)) * WIDTH
+    logs, pad = np.log(most[keep]), _points_pad(pld)
+    for got, signed in (
+        (moments.log_mgf_high, points[keep] + pad),
+        (moments.log_mgf_low, -(points[keep] - pad)),
+    ):
+        exact = log_moment_generating(logs, signed, LAMBDA_GRID)
+        finite = np.isfinite(exact)
+        assert (got[finite] >= exact[finite]).all(), LAMBDA_GRID[finite][
+            got[finite] < exact[finite]
+        ]
+
+
+def _points_pad(pld) -> float:
+    """How far a merged lattice point may lie from ``ANCHOR + j WIDTH`` (its offsets)."""
+    low, high = pld.dominated.points
+    return max(abs(low - ANCHOR), abs(high - ANCHOR))
