@@ -42,6 +42,7 @@ __all__ = [
     "mass_suffix",
     "merge_tail_moments",
     "suffix_sum",
+    "sum_tail_moments",
     "tail_cut_positions",
 ]
 
@@ -257,14 +258,21 @@ def merge_tail_moments(first: tuple, second: tuple) -> tuple:
     """Counts of the same single-release moments add under composition. If either side
     has none, the composition has none (a window from some components only would be
     too narrow), and no Chernoff cut happens."""
-    if not first or not second:
-        return ()
-    merged = list(first)
-    for moments, count in second:
-        for index, (existing, existing_count) in enumerate(merged):
-            if existing is moments:
-                merged[index] = (existing, existing_count + count)
-                break
-        else:
-            merged.append((moments, count))
-    return tuple(merged)
+    return sum_tail_moments((first, second))
+
+
+def sum_tail_moments(groups) -> tuple:
+    """:func:`merge_tail_moments` of any number of compositions at once, in time linear in
+    their entries (the same moments object, by identity, gathers its counts; first
+    appearance keeps the order)."""
+    counts: dict[int, list] = {}
+    for group in groups:
+        if not group:
+            return ()
+        for moments, count in group:
+            entry = counts.get(id(moments))
+            if entry is None:
+                counts[id(moments)] = [moments, count]
+            else:
+                entry[1] += count
+    return tuple((moments, count) for moments, count in counts.values())

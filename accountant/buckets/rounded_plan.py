@@ -50,7 +50,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, merge_tail_moments
+from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, sum_tail_moments
 from accountant.buckets.fft_power import power_spectrum
 from accountant.buckets.merged_lattice import MergedLattice
 from accountant.buckets.progress import tick
@@ -116,10 +116,10 @@ class RoundedPlan:
         width = summaries[0].width
         if any(s.width != width for s in summaries):
             return None
-        moments: tuple = ()
-        for index, (single, times) in enumerate(zip(summaries, counts, strict=True)):
-            counted = tuple((m, c * times) for m, c in single.tail_moments)
-            moments = counted if index == 0 else merge_tail_moments(moments, counted)
+        moments = sum_tail_moments(
+            tuple((m, c * times) for m, c in single.tail_moments)
+            for single, times in zip(summaries, counts, strict=True)
+        )
         pairs = list(zip(summaries, counts, strict=True))
         first = sum(times * s.first_index for s, times in pairs)
         last = sum(times * (s.first_index + s.size - 1) for s, times in pairs)

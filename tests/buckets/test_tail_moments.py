@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from accountant.buckets._kernels import log_moment_generating
+from accountant.buckets.bucketed import merge_tail_moments, sum_tail_moments
 from accountant.buckets.tails import COMPUTED_LAMBDAS, LAMBDA_GRID, TailMoments
 from accountant.mechanisms import GaussianMechanism, SubsampledTruncatedGaussian
 
@@ -59,3 +60,14 @@ def test_the_chords_span_the_whole_grid_from_summed_ends():
     ones (an end beyond the last summed lambda would be extrapolated: no bound)."""
     assert COMPUTED_LAMBDAS[0] == LAMBDA_GRID[0] and COMPUTED_LAMBDAS[-1] == LAMBDA_GRID[-1]
     assert set(COMPUTED_LAMBDAS) <= set(LAMBDA_GRID)
+
+
+def test_summed_moments_gather_counts_by_identity_and_need_every_group():
+    one, two = object(), object()  # stand-ins: only identity matters here
+    assert sum_tail_moments([((one, 2),), ((two, 3), (one, 5)), ((two, 1),)]) == (
+        (one, 7),
+        (two, 4),
+    )
+    # a composition of a release without moments has none: no Chernoff cut at all
+    assert sum_tail_moments([((one, 2),), ()]) == ()
+    assert merge_tail_moments(((one, 1),), ((one, 1),)) == ((one, 2),)
