@@ -379,6 +379,13 @@ def tail_cutoff(mu: float) -> float:
     return mu * (DEAD_Y + 2.0 + mu)
 
 
+def _order_statistic(values: np.ndarray, share: float) -> float:
+    """The value of rank ``floor(share (n - 1))`` of ``values`` (a partial sort: any choice of
+    the candidate ``rho`` is sound, only its cost differs)."""
+    rank = int(share * (values.size - 1))
+    return float(np.partition(values, rank)[rank])
+
+
 def split_errors(masses: list[np.ndarray], errors: list[np.ndarray]) -> float:
     """The shared relative error ``rho`` of a bucketed release; each bucket keeps
     ``max(0, E - rho (m - E))`` as absolute error. Candidates: twice the 99.9th percentile
@@ -392,7 +399,7 @@ def split_errors(masses: list[np.ndarray], errors: list[np.ndarray]) -> float:
         ratios.append(ratio)
     ratio = np.maximum(ratios[0], ratios[1])
     heavy = (masses[0] >= 1e-12 * float(np.max(masses[0], initial=0.0))) & (masses[0] > 0.0)
-    base = 2.0 * float(np.quantile(ratio[heavy], 0.999)) if heavy.any() else 0.0
+    base = 2.0 * _order_statistic(ratio[heavy], 0.999) if heavy.any() else 0.0
     above = np.flatnonzero(ratio > base)
     candidates = ratio[above][heavy[above] & np.isfinite(ratio[above])]
     if candidates.size > 64:
