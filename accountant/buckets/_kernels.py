@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from accountant.numerics.floats import SMALLEST_NORMAL, UNIT_ROUNDOFF
 from accountant.numerics.lazy import njit
 
 __all__ = [
@@ -178,8 +179,7 @@ def bucket_sums(
 _COARSE_REACH = 2.8e-4
 #: A sum stops once a bound on everything it has not yet added is below this fraction of it.
 _STOP_FRACTION = 2.0**-60
-_U = 1.1102230246251565e-16
-_TINY = 2.2250738585072014e-308
+_U = UNIT_ROUNDOFF
 _RESCALE = 2.0**500
 _LOG_RESCALE = 500.0 * 0.6931471805599453
 
@@ -222,12 +222,12 @@ def _falling_sum(mass: np.ndarray, rest: np.ndarray, t: float, floor: float) -> 
                 break
         power *= t
         if power < 1.0 / _RESCALE:
-            total += lost * _TINY  # products that underflowed at this scale
+            total += lost * SMALLEST_NORMAL  # products that underflowed at this scale
             lost = 0
             total *= _RESCALE
             power *= _RESCALE
             rescales += 1
-    total += lost * _TINY
+    total += lost * SMALLEST_NORMAL
     # the logarithm, the rounded 500 ln 2 and the sums below each round by u relative
     log_total, log_scale = math.log(total), -rescales * _LOG_RESCALE
     return log_total + log_scale + 4.0 * _U * (abs(log_total) + abs(log_scale) + 1.0)
@@ -261,7 +261,7 @@ def _falling_sum_of_logs(mass: np.ndarray, rest: np.ndarray, log_t: float) -> fl
         elif i + 1 < mass.size and rest[i] == 0.0:
             break
     if total == -math.inf:
-        return math.log(_TINY)
+        return math.log(SMALLEST_NORMAL)
     return total + 8.0 * _U * (added + 1) * largest
 
 
@@ -314,7 +314,7 @@ def lattice_log_mgf(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: 
                 rests.append(_rests(levels[level]))
         ordered = levels[level]
         coarse = step * 2.0**level
-        floor = 2.0 * level * mass.size * _TINY
+        floor = 2.0 * level * mass.size * SMALLEST_NORMAL
         if lambdas[k] * coarse < 600.0:
             t = math.exp(-lambdas[k] * coarse)
             value = _falling_sum(ordered, rests[level], t, floor)

@@ -14,12 +14,13 @@ import math
 
 import numpy as np
 
+from accountant.numerics.floats import TINY, UNIT_ROUNDOFF
 from accountant.numerics.lazy import njit
+from accountant.numerics.quadrature import gauss_legendre
 
 __all__ = ["gl_tables", "radius_cap", "split_kernel"]
 
-_U = 2.0**-53
-_TINY = 2.3e-308
+_U = UNIT_ROUNDOFF
 _DEAD_Y = 41.0
 _TARGET = 2.0**-60
 _MAX_ORDER = 40
@@ -32,7 +33,7 @@ def gl_tables() -> tuple[np.ndarray, np.ndarray]:
     nodes = np.zeros((_MAX_ORDER + 1, _MAX_ORDER))
     weights = np.zeros((_MAX_ORDER + 1, _MAX_ORDER))
     for n in range(1, _MAX_ORDER + 1):
-        x, w = np.polynomial.legendre.leggauss(n)
+        x, w = gauss_legendre(n)
         nodes[n, :n], weights[n, :n] = x, w
     return nodes, weights
 
@@ -87,7 +88,7 @@ def split_kernel(
 
     ``law = (q, mu, w_A, w_S, log_norm, norm_error, mirrored)`` (``mirrored`` nonzero: the
     release's loss is ``-L``, the roles of ``D_a`` and ``D_b`` swap); interval ``j`` is cut
-    into ``panels[j]`` equal panels (none: a dead interval, error :data:`_TINY`), each
+    into ``panels[j]`` equal panels (none: a dead interval, error :data:`TINY`), each
     integrated by Gauss-Legendre of the order :func:`gl_order` gives its ``rho``, with nodes
     placed from the nearer end of the interval. At a node with offsets ``D_a``, ``D_b`` from
     ``P``, ``Q`` (``d_a + c_lo``, ``d_b + c_hi``) the weights are
@@ -119,7 +120,7 @@ def split_kernel(
     for j in range(count):
         parts = panels[j]
         if parts == 0:
-            quad[j] = _TINY
+            quad[j] = TINY
             continue
         step = delta[j] / parts
         cap = radius_cap(q, s_lo[j]) / mu
@@ -143,7 +144,7 @@ def split_kernel(
             if w_s > 0.0:
                 far, near = max(far, y_s), min(near, y_s)
             if near - eta / mu >= _DEAD_Y:
-                quad[j] += _TINY
+                quad[j] += TINY
                 continue
             r_y = max(radius[j] / mu, min(1.0 / (far + eta / mu + 1.0), cap))
             rho = mu * r_y / eta

@@ -41,9 +41,10 @@ import attrs
 import numpy as np
 
 from accountant.buckets.analytic_lattice import lattice_release
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketBudgetError, BucketedPLD
+from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
+from accountant.numerics.floats import SMALLEST_NORMAL, TINY, UNIT_ROUNDOFF
 from accountant.numerics.gaussian import logsumexp_scalar
 from accountant.numerics.norms import euclidean_norm
 from accountant.validation import check_one_direction
@@ -55,9 +56,7 @@ U = UNIT_ROUNDOFF
 #: ``O(u z^2)`` of large normal arguments (erfcx, erf, quadrature, and ``exp`` of log-masses
 #: down to ``ln`` of widths ~1e-40), with margin over the mpmath sweeps in the tests.
 BASE_ERROR = 256.0 * U
-#: Any float mass below the normal range (``2^-1022``) is within this of the truth.
-_TINY = 2.3e-308
-_LOG_TINY = math.log(2.2250738585072014e-308)
+_LOG_TINY = math.log(SMALLEST_NORMAL)
 #: Unbounded (Gaussian) tails are cut at no less than this A-mass.
 MIN_TAIL = 1e-300
 #: Relative slack on the cut tail masses (their routines are far more accurate).
@@ -225,8 +224,8 @@ class AnalyticRelease:
         log_a, delta = self._bucket_masses(edges, width, anchor, first, "A")
         log_b, _ = self._bucket_masses(edges, width, anchor, first, "B")
         mass_a, mass_b = np.exp(log_a), np.exp(log_b)
-        abs_a = np.where(log_a < _LOG_TINY, _TINY, 0.0)
-        abs_b = np.where(log_b < _LOG_TINY, _TINY, 0.0)
+        abs_a = np.where(log_a < _LOG_TINY, TINY, 0.0)
+        abs_b = np.where(log_b < _LOG_TINY, TINY, 0.0)
         low_edge = Fraction(anchor) + (first - 1) * Fraction(width)
         high_edge = Fraction(anchor) + last * Fraction(width)
         cuts = [self._log_between(None, low_edge, "A"), self._log_between(high_edge, None, "A")]
@@ -235,11 +234,11 @@ class AnalyticRelease:
             if 0 <= j < mass_a.size:
                 mass_a[j] += math.exp(log_pa)
                 mass_b[j] += math.exp(log_pb)
-                abs_a[j] += _TINY if log_pa < _LOG_TINY else 0.0
-                abs_b[j] += _TINY if log_pb < _LOG_TINY else 0.0
+                abs_a[j] += TINY if log_pa < _LOG_TINY else 0.0
+                abs_b[j] += TINY if log_pb < _LOG_TINY else 0.0
             else:
                 cuts.append(log_pa)
-        lost = math.fsum(math.exp(c) * (1.0 + LOST_SLACK) + _TINY for c in cuts if c > -math.inf)
+        lost = math.fsum(math.exp(c) * (1.0 + LOST_SLACK) + TINY for c in cuts if c > -math.inf)
         pad = 4.0 * U * (abs(anchor) + width)
         largest = max(abs(edges[0]), abs(edges[-1]))
         bucketed = BucketedPLD(

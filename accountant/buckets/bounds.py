@@ -22,10 +22,11 @@ import math
 import numpy as np
 
 from accountant.buckets._kernels import adp_scan
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.bucketed import BucketedPLD
 from accountant.buckets.hoeffding import hoeffding_slack
 from accountant.buckets.suffix_sums import suffix_sums
 from accountant.numerics.directed import distinguishing_bounds, total_mass_up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 
 __all__ = [
     "adp_interval",

@@ -32,6 +32,7 @@ import numpy as np
 from accountant.buckets._kernels import bucket_indices, bucket_sums
 from accountant.buckets.tails import TailMoments, chernoff_window
 from accountant.numerics.directed import MassLogs, exp_up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.pairs.pld import PrivacyLossDistribution
 
 __all__ = [
@@ -46,8 +47,6 @@ __all__ = [
     "tail_cut_positions",
 ]
 
-#: Unit roundoff of float64.
-UNIT_ROUNDOFF = 2.0**-53
 #: Points this close (relative to the width) to a bucket edge snap onto it, so losses
 #: on an aligned lattice do not spill into the next bucket through rounding. Soundness
 #: does not depend on it: the offsets are measured after the assignment.

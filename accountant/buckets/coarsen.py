@@ -16,7 +16,8 @@ import math
 import attrs
 import numpy as np
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.bucketed import BucketedPLD
+from accountant.numerics.floats import UNIT_ROUNDOFF
 
 __all__ = ["coarsen", "coarsen_to"]
 

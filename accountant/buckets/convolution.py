@@ -24,7 +24,6 @@ import numpy as np
 
 from accountant.buckets._kernels import direct_convolve
 from accountant.buckets.bucketed import (
-    UNIT_ROUNDOFF,
     BucketedPLD,
     cut_to_chernoff_window,
     merge_tail_moments,
@@ -32,6 +31,7 @@ from accountant.buckets.bucketed import (
 from accountant.buckets.coarsen import coarsen, coarsen_to
 from accountant.buckets.merged_lattice import MergedLattice
 from accountant.buckets.progress import tick
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import fft
 
 __all__ = ["FFT_ERROR_CONSTANT", "compose_pair", "compose_power"]

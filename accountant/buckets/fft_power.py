@@ -39,18 +39,17 @@ from collections.abc import Iterable
 import numpy as np
 
 from accountant.buckets import vector_kernels
+from accountant.numerics.floats import SMALLEST_NORMAL, UNIT_ROUNDOFF
 from accountant.numerics.lazy import fft, njit
 
 __all__ = ["FFT_CONSTANT", "PoweredSpectrum", "power_spectrum"]
 
 #: ``c`` in the componentwise FFT error bound ``c u (log2 N + 1) |x|_1``.
 FFT_CONSTANT = 8.0
-_U = 2.0**-53
+_U = UNIT_ROUNDOFF
 #: Relative error of one complex multiplication, in units of ``u``: ``sqrt(5)``, rounded up
 #: (with room for the subnormal parts of a product).
 _COMPLEX_PRODUCT = 2.25
-#: The smallest normal float: what underflow may lose in any one spectral component.
-_TINY = 2.0**-1022
 #: Below this a product may have gone through underflow on its way.
 _SMALL = 2.0**-1000
 
@@ -133,10 +132,10 @@ def power_spectrum(parts: Iterable[tuple], size: int) -> PoweredSpectrum:
     growth = math.expm1(factors * math.log1p(_COMPLEX_PRODUCT * _U)) * (1.0 + 8.0 * _U)
     # (in place where it can be: at 10^6 steps these arrays hold millions of entries)
     magnitude = np.abs(product)
-    own = np.where((magnitude < _SMALL) & (upper > 0.0), _TINY, 0.0)
+    own = np.where((magnitude < _SMALL) & (upper > 0.0), SMALLEST_NORMAL, 0.0)
     own += magnitude * growth
     moved = np.multiply(upper, math.exp(2.0 * _U * (factors + releases + 8)), out=upper)
-    moved += _TINY
+    moved += SMALLEST_NORMAL
     moved *= slope
     del slope
     moved += own  # moved + own

@@ -36,6 +36,7 @@ from typing import Any
 import attrs
 
 from accountant.numerics.directed import down, exp_down, exp_up, sum_down, sum_up, up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
     "gaussian_epsilon_bounds",
 ]
 
-_U = 2.0**-53
+_U = UNIT_ROUNDOFF
 #: Declared relative error of ``Phi(z)`` as ``exp(log_ndtr(z))``: ``(a + b z^2) u``.
 PHI_ERROR_ULPS = (256.0, 16.0)
 #: Bisection of :func:`gaussian_epsilon_upper` stops at this relative width.

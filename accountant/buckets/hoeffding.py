@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF
+from accountant.numerics.floats import UNIT_ROUNDOFF
 
 __all__ = ["SLACK_FRACTION", "hoeffding_slack"]
 

@@ -89,14 +89,13 @@ import numpy as np
 
 from accountant.buckets import vector_kernels
 from accountant.buckets._lattice_kernel import gl_tables, split_kernel
+from accountant.numerics.floats import TINY, UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 from accountant.numerics.subsampled_loss import LOG_FORM_FROM, inverse_loss, loss_f
 
 __all__ = ["RHO", "TINY", "SmoothLaw", "interval_masses", "two_difference"]
 
-U = 2.0**-53
-#: Smallest normal float: any mass below it, or never computed because negligible, errs by it.
-TINY = 2.3e-308
+U = UNIT_ROUNDOFF
 #: Panels have a disc radius at least this many half-widths.
 RHO = 4.0
 #: Panels beyond this ``|y|`` on every side are negligible.

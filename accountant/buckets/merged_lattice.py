@@ -44,16 +44,14 @@ import attrs
 import numpy as np
 
 from accountant.buckets.bounds import bucket_interval
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD
+from accountant.buckets.bucketed import BucketedPLD
 from accountant.buckets.suffix_sums import SHIFT_FROM, SHIFT_STEP
 from accountant.buckets.tails import LAMBDA_GRID, TailMoments
 from accountant.numerics.directed import distinguishing_bounds
+from accountant.numerics.floats import SMALLEST_NORMAL, UNIT_ROUNDOFF
 from accountant.numerics.norms import euclidean_norm
 
 __all__ = ["MergedLattice", "dominated_point_moments", "merge_coarser", "merged_release"]
-
-#: What an entry that underflowed may have lost.
-_SUBNORMAL = 2.0**-1022
 
 
 @attrs.frozen(eq=False)
@@ -106,7 +104,7 @@ class _Suffixes:
         # (an entry may have underflowed on its way: the smallest normal float more)
         if c.relative_error < 1.0:
             high = (c.mass_a[c_part] + _entry_errors(c)[c_part]) / (1.0 - c.relative_error)
-            high = (high + _SUBNORMAL) * (1.0 + 4.0 * UNIT_ROUNDOFF)
+            high = (high + SMALLEST_NORMAL) * (1.0 + 4.0 * UNIT_ROUNDOFF)
         else:  # nothing is known of C
             high = np.full(stop - start, math.inf)
         # lattice points of c: its edges' centres; the exact point lies within half the

@@ -11,10 +11,11 @@ import numpy as np
 
 from accountant.buckets.bucketed import BucketedPLD
 from accountant.numerics.directed import MassLogs
+from accountant.numerics.floats import UNIT_ROUNDOFF
 
 __all__ = ["ReleaseSummary", "circular_slice", "max_factor", "tilted"]
 
-_U = 2.0**-53
+_U = UNIT_ROUNDOFF
 
 
 @attrs.frozen

@@ -61,6 +61,7 @@ from accountant.buckets.release_summary import (
 )
 from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
 from accountant.numerics.directed import MassLogs, total_mass_up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import fft
 from accountant.numerics.norms import euclidean_norm
 
@@ -69,7 +70,7 @@ __all__ = ["TILT_GROWTH", "Masses", "RoundedPlan", "compose_merged", "compose_re
 #: ``masses(i)``: release ``i``'s A-masses and per-entry errors (``None``: none kept).
 Masses = Callable[[int], tuple[np.ndarray, "np.ndarray | None"]]
 
-_U = 2.0**-53
+_U = UNIT_ROUNDOFF
 _MARGIN = 1.0 + 1e-12
 #: A tilt is lowered until its window is at most this many times the untilted one.
 TILT_GROWTH = 2.0

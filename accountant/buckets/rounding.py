@@ -52,13 +52,13 @@ import attrs
 import numpy as np
 
 from accountant.buckets.bucketed import (
-    UNIT_ROUNDOFF,
     BucketBudgetError,
     BucketedPLD,
     tail_cut_positions,
 )
 from accountant.buckets.merged_lattice import MergedLattice, merge_coarser, merged_release
 from accountant.buckets.tails import LAMBDA_GRID, TailMoments
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.pairs.pld import PrivacyLossDistribution
 
 __all__ = [

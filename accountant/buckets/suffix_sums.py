@@ -39,13 +39,12 @@ import weakref
 
 import numpy as np
 
-from accountant.buckets.bucketed import UNIT_ROUNDOFF, BucketedPLD, mass_suffix, suffix_sum
+from accountant.buckets.bucketed import BucketedPLD, mass_suffix, suffix_sum
+from accountant.numerics.floats import SMALLEST_NORMAL, UNIT_ROUNDOFF
 
 __all__ = ["SuffixSums", "suffix_sums"]
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: What an underflowing term ``A e^{c - x}`` may lose.
-_SUBNORMAL = 2.0**-1022
 #: From this eps on, the sums are shifted (module note) ...
 SHIFT_FROM = 600.0
 #: ... by eps rounded down to a multiple of this (``e^{eps - c} <= e^100``).
@@ -90,7 +89,7 @@ class SuffixSums:
         gamma = self.gamma
         upper = counted_a * (1.0 + gamma) - low_scale * float(mass_high[first]) * (1.0 - gamma)
         lower = float(self.mass[surely]) * (1.0 - gamma) - high_scale * (
-            float(mass_low[surely]) * (1.0 + gamma) + _SUBNORMAL * (self.mass.size - surely)
+            float(mass_low[surely]) * (1.0 + gamma) + SMALLEST_NORMAL * (self.mass.size - surely)
         )
         return max(upper, 0.0), max(lower, 0.0), counted_a, self.mass.size - 1 - first
 

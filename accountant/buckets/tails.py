@@ -23,6 +23,7 @@ import attrs
 import numpy as np
 
 from accountant.buckets import _kernels, vector_kernels
+from accountant.numerics.floats import UNIT_ROUNDOFF
 
 if TYPE_CHECKING:
     from accountant.buckets.bucketed import BucketedPLD
@@ -34,7 +35,6 @@ LAMBDA_GRID = np.geomspace(1e-3, 1e7, 121)
 #: lambdas between take the chord of their neighbours (:func:`_chords`).
 CHORD_STRIDE = 3
 COMPUTED_LAMBDAS = LAMBDA_GRID[::CHORD_STRIDE]
-_UNIT_ROUNDOFF = 2.0**-53
 # each grid lambda's summed neighbours (left <= lambda <= right) and its chord weights
 _SUMMED = np.arange(LAMBDA_GRID.size) % CHORD_STRIDE == 0
 _LEFT = np.minimum(np.arange(LAMBDA_GRID.size) // CHORD_STRIDE, COMPUTED_LAMBDAS.size - 1)
@@ -60,7 +60,7 @@ def _chords(computed: np.ndarray) -> np.ndarray:
     low, high = computed[_LEFT], computed[_RIGHT]
     with np.errstate(invalid="ignore"):
         chord = _STAY * low + _MOVE * high
-        chord += 8.0 * _UNIT_ROUNDOFF * (np.abs(low) + np.abs(high))
+        chord += 8.0 * UNIT_ROUNDOFF * (np.abs(low) + np.abs(high))
     chord[_SUMMED] = computed
     if not np.isfinite(computed).all():
         between = ~_SUMMED & ~(np.isfinite(low) & np.isfinite(high))
@@ -91,7 +91,7 @@ class TailMoments:
             return cls(empty, empty)
         steps = np.arange(pld.size) * pld.width
         size = float(np.max(np.abs(high_edges))) + float(np.max(np.abs(low_edges)))
-        rounding = 8.0 * _UNIT_ROUNDOFF * (size + pld.width * pld.size)
+        rounding = 8.0 * UNIT_ROUNDOFF * (size + pld.width * pld.size)
         top = float(np.max(high_edges - (high_edges[0] + steps))) + rounding
         bottom = float(np.max((low_edges[0] + steps) - low_edges)) + rounding
         # scaled by a power of two (exactly) so that the kernel's underflow allowance is
@@ -99,7 +99,7 @@ class TailMoments:
         shift = 500 - math.frexp(float(np.max(pld.mass_a)))[1]
         scaled = np.ldexp(pld.mass_a, shift)
         unscale = shift * math.log(2.0)
-        margin = math.log1p(2.0 * pld.relative_error) + 4.0 * _UNIT_ROUNDOFF * (1.0 + abs(unscale))
+        margin = math.log1p(2.0 * pld.relative_error) + 4.0 * UNIT_ROUNDOFF * (1.0 + abs(unscale))
         small = vector_kernels.runs_numpy(np.count_nonzero(scaled), vector_kernels.LOG_MGF_POINTS)
         log_mgf = vector_kernels.lattice_log_mgf if small else _kernels.lattice_log_mgf
         upward = _chords(log_mgf(scaled, COMPUTED_LAMBDAS, pld.width, True)) - unscale

@@ -34,6 +34,8 @@ from contextvars import ContextVar
 import attrs
 import numpy as np
 
+from accountant.numerics.floats import SMALLEST_NORMAL, UNIT_ROUNDOFF
+
 __all__ = [
     "COMPILED",
     "COMPILED_COMPONENTS",
@@ -47,8 +49,7 @@ __all__ = [
     "split_masses",
 ]
 
-_U = 2.0**-53
-_TINY = 2.2250738585072014e-308
+_U = UNIT_ROUNDOFF
 _DEAD_Y = 41.0
 _TARGET = 2.0**-60
 _MAX_ORDER = 40
@@ -162,7 +163,7 @@ def _spread_halve(mass: np.ndarray) -> np.ndarray:
     even, odd = mass[0::2], mass[1::2]
     out[: even.size] += even
     half = odd * 0.5
-    small = half < 4.0 * _TINY
+    small = half < 4.0 * SMALLEST_NORMAL
     half[small] = np.nextafter(half[small], np.inf)
     out[: odd.size] += half
     out[1 : odd.size + 1] += half
@@ -194,7 +195,7 @@ def _log_mgf_rows(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bo
     ``e^M`` (times ``e^t`` for its ``t``), which the ``n`` of them added covers."""
     positive = np.flatnonzero(mass > 0.0)
     if positive.size == 0:  # nothing to sum: a finite floor, as the numba kernel gives
-        return np.full(lambdas.size, math.log(_TINY))
+        return np.full(lambdas.size, math.log(SMALLEST_NORMAL))
     count = positive.size
     logs = np.log(mass[positive])
     end = positive[-1] if upward else positive[0]
@@ -232,7 +233,7 @@ def _log_mgf_rows(mass: np.ndarray, lambdas: np.ndarray, step: float, upward: bo
         # underflowed and unformed terms: each below the smallest normal number times e^t for
         # its own t, which is at most this
         widest = 1.01 * _U * (5.0 * largest_log + 3.01 * lam * float(distances[-1]))
-        log_total = np.log(total + count * _TINY * np.exp(np.minimum(widest, 700.0)))
+        log_total = np.log(total + count * SMALLEST_NORMAL * np.exp(np.minimum(widest, 700.0)))
         shift = lam * end_offset if upward else -lam * end_offset
         margin = (
             grown / total
@@ -343,7 +344,7 @@ def split_masses(
     quad, used = np.zeros(count), np.zeros(count)
     err_plus, err_minus = np.zeros(count), np.zeros(count)
     panels = np.asarray(panels, dtype=np.int64)
-    quad[panels == 0] = _TINY
+    quad[panels == 0] = SMALLEST_NORMAL
     owner = np.repeat(np.arange(count), panels)
     if owner.size == 0:
         return plus, minus, err_plus, err_minus, quad, used
@@ -365,7 +366,7 @@ def split_masses(
     far = np.maximum.reduce([y for _, y in sides]) if sides else np.zeros_like(eta)
     near = np.minimum.reduce([y for _, y in sides]) if sides else np.full_like(eta, np.inf)
     dead = near - eta / mu >= _DEAD_Y
-    quad += _TINY * np.bincount(owner[dead], minlength=count)
+    quad += SMALLEST_NORMAL * np.bincount(owner[dead], minlength=count)
     alive = ~dead
     owner, index, d, d_low, left, right_end, full, eta, low, far = (
         a[alive] for a in (owner, index, d, d_low, left, right_end, full, eta, low, far)

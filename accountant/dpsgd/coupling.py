@@ -49,6 +49,7 @@ import math
 import numpy as np
 
 from accountant.numerics.directed import up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 
 __all__ = ["coupled_delta", "delta_budget", "escape_probability", "lowering"]
@@ -91,7 +92,7 @@ def coupled_delta(
         bound = gaussian_delta + grown + tau
     else:
         bound = (gaussian_delta + grown) / (1.0 - tau)
-    return np.minimum(np.nextafter(bound * (1.0 + 8 * 2.0**-53), np.inf), 1.0)
+    return np.minimum(np.nextafter(bound * (1.0 + 8 * UNIT_ROUNDOFF), np.inf), 1.0)
 
 
 def delta_budget(delta: float, epsilon: float, tau: float, truncation: str) -> float:
@@ -116,4 +117,4 @@ def lowering(epsilon: np.ndarray | float, tau: float, truncation: str) -> np.nda
     with np.errstate(over="ignore"):
         grown = np.exp(eps) * tau
     penalty = grown + tau if truncation == "clamped" else tau + grown / (1.0 - tau)
-    return np.nextafter(penalty * (1.0 + 8 * 2.0**-53), np.inf)
+    return np.nextafter(penalty * (1.0 + 8 * UNIT_ROUNDOFF), np.inf)

@@ -52,11 +52,12 @@ import numpy as np
 from accountant.errors import CertificationWarning, InvalidInputError
 from accountant.interop.pld_export import DP_ACCOUNTING_PMF
 from accountant.interop.requirement import require_dp_accounting
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.validation import check_positive_int, check_positive_real
 
 __all__ = ["ExportedProfile", "composed_to_dp_accounting_pld", "export_profile"]
 
-U = 2.0**-53
+U = UNIT_ROUNDOFF
 #: Relative raise of every bound before the hull (covers the float construction).
 INFLATION = 1e-9
 #: The grid ends where both directions' upper bounds are below this (or stop falling): the

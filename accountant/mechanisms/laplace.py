@@ -26,12 +26,12 @@ from accountant.mechanisms.laplace_lattice import laplace_parts
 from accountant.mechanisms.symmetric import (
     DISTINGUISHING_RELATIVE_ERROR,
     LAPLACE_PAIR_SCALES,
-    UNIT_ROUNDOFF,
     SymmetricMechanism,
     cover,
     positive,
 )
 from accountant.noise import NoiseDistribution, truncated_laplace
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.gaussian import (
     exp_mean_offset,
     gl_moments,

@@ -82,6 +82,7 @@ from accountant.errors import InvalidInputError
 from accountant.mechanisms.gaussian import GaussianMechanism
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 from accountant.numerics.directed import MassLogs
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
@@ -111,7 +112,7 @@ DEFAULT_INTERVALS = 4096
 #: the upper end lies ``HIGH_SIGMAS`` above the larger shift.
 LOW_LOG_MASS = 60.0
 HIGH_SIGMAS = 12.0
-U = 2.0**-53
+U = UNIT_ROUNDOFF
 #: ulps moved outward after each rounded ``exp``/``expm1``/product.
 OUTWARD_ULPS = 4
 

@@ -61,6 +61,7 @@ from accountant.buckets.gaussian_dominance import GaussianDomination
 from accountant.errors import InvalidInputError
 from accountant.noise import truncated_gaussian
 from accountant.numerics.directed import MassLogs, down, up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.gaussian import LOG_SQRT_2PI, log_gauss_mass_scalar
 from accountant.numerics.lazy import special
 from accountant.numerics.subsampled_loss import loss_f, tilted_integral
@@ -85,7 +86,7 @@ DISTINGUISHING_RELATIVE_ERROR = 1e-10
 LOG_NORMALISER_ERROR = 1e-13
 #: Grid discretisations of the untruncated noise are cut at this many sigmas.
 PAIR_SIGMAS = 40.0
-_U = 2.0**-53
+_U = UNIT_ROUNDOFF
 
 
 def _positive(name: str):

@@ -33,6 +33,7 @@ import numpy as np
 from accountant.buckets.analytic_lattice import Atom, NormalPart, tail_cutoff
 from accountant.buckets.lattice_quadrature import SmoothLaw
 from accountant.mechanisms.subsampled_gaussian import LOG_NORMALISER_ERROR
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.gaussian import LOG_SQRT_2PI, log_gauss_mass, log_normal_between
 from accountant.numerics.subsampled_loss import inverse_loss
 
@@ -44,7 +45,7 @@ __all__ = [
     "subsampled_law",
 ]
 
-U = 2.0**-53
+U = UNIT_ROUNDOFF
 #: Relative error of ``log_gauss_mass`` beyond ``16 u z^2`` (as in ``accountant.buckets.analytic``).
 BASE_ERROR = 256.0 * U
 #: The series of :func:`narrow_masses` is used for ``w = sqrt(2) max(|m|, 1) h`` up to this.

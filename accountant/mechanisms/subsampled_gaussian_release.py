@@ -45,9 +45,11 @@ from accountant.mechanisms.subsampled_gaussian_masses import (
     interior_pair,
     subsampled_law,
 )
+from accountant.numerics.floats import TINY
 from accountant.numerics.gaussian import normal_mass_between
 from accountant.numerics.lazy import special
 from accountant.numerics.norms import euclidean_norm
+from accountant.numerics.quadrature import gauss_legendre
 from accountant.numerics.subsampled_loss import loss_f
 from accountant.validation import check_one_direction
 
@@ -56,8 +58,7 @@ __all__ = ["SubsampledGaussianRelease"]
 RESOLVED_ELL = 25.0
 #: Buckets per run of the vectorised mass computation.
 CHUNK = 1 << 15
-_TINY = 2.3e-308
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
+_GL_NODES, _GL_WEIGHTS = gauss_legendre(24)
 
 
 class SubsampledGaussianRelease:
@@ -328,7 +329,7 @@ class SubsampledGaussianRelease:
         slack = 4.0 * U * (abs(anchor) + max(abs(low_edge), abs(high_edge)) + width)
         for low, high in ((-math.inf, low_edge), (high_edge, math.inf)):
             tail = self._num_mass(direction, low, high, slack)
-            lost += tail * (1.0 + LOST_SLACK) + _TINY
+            lost += tail * (1.0 + LOST_SLACK) + TINY
         return self._assemble(direction, width, anchor, first, masses, errors, lost)
 
     def lattice(
@@ -367,7 +368,7 @@ class SubsampledGaussianRelease:
             return 0.0
         j = math.ceil((Fraction(loss) - Fraction(anchor)) / Fraction(width)) - first
         if not 0 <= j < masses[0].size:
-            return (atom[0] + lump[0]) * (1.0 + LOST_SLACK) + _TINY
+            return (atom[0] + lump[0]) * (1.0 + LOST_SLACK) + TINY
         for side in (0, 1):
             masses[side][j] += atom[side] + lump[side]
             errors[side][j] += 4.0 * U * (atom[side] + lump[side]) + 1e-9 * lump[side]
@@ -391,7 +392,7 @@ class SubsampledGaussianRelease:
         absolute = []
         for mass, error in zip(masses, errors, strict=True):
             excess = np.maximum(error - relative * np.maximum(mass - error, 0.0), 0.0)
-            absolute.append(excess + np.where(mass < _TINY, _TINY, 0.0))
+            absolute.append(excess + np.where(mass < TINY, TINY, 0.0))
         pad = 4.0 * U * (abs(anchor) + width)
         bucketed = BucketedPLD(
             width=width,

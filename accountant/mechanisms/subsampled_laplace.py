@@ -89,8 +89,10 @@ from accountant.buckets.tails import TailMoments
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_gaussian_masses import edge_ell
 from accountant.numerics.directed import MassLogs, up
+from accountant.numerics.floats import TINY, UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 from accountant.numerics.norms import euclidean_norm
+from accountant.numerics.quadrature import gauss_legendre
 from accountant.numerics.subsampled_loss import inverse_loss, loss_f, tilt_share
 from accountant.validation import (
     check_lambda,
@@ -106,11 +108,9 @@ __all__ = [
     "exponential_tilt_integral",
 ]
 
-U = 2.0**-53
-#: Any mass below the normal float range errs by at most this.
-_TINY = 2.3e-308
-_GL24 = np.polynomial.legendre.leggauss(24)
-_GL16 = np.polynomial.legendre.leggauss(16)
+U = UNIT_ROUNDOFF
+_GL24 = gauss_legendre(24)
+_GL16 = gauss_legendre(16)
 #: Panels of the lattice quadrature have half-width at most this (so ``R = RHO eta <= 1/2``).
 PANEL_HALF_WIDTH = 0.125
 #: Disc radius of the lattice quadrature in panel half-widths.
@@ -511,7 +511,7 @@ class SubsampledLaplaceRelease:
             j = math.ceil((Fraction(sign * loss) - Fraction(anchor)) / Fraction(width)) - first
             pair = (atoms[0][position], atoms[1][position])
             if not 0 <= j < masses[0].size:  # pragma: no cover - the range holds both atoms
-                lost += pair[0] * (1.0 + g.atom_error) + _TINY
+                lost += pair[0] * (1.0 + g.atom_error) + TINY
                 continue
             for side in (0, 1):
                 masses[side][j] += pair[side]
@@ -520,7 +520,7 @@ class SubsampledLaplaceRelease:
         absolute = []
         for mass, error in zip(masses, errors, strict=True):
             excess = np.maximum(error - relative * np.maximum(mass - error, 0.0), 0.0)
-            absolute.append(excess + np.where(mass < _TINY, _TINY, 0.0))
+            absolute.append(excess + np.where(mass < TINY, TINY, 0.0))
         # the atoms' losses are known within loss_error: every bucket interval is widened
         pad = 4.0 * U * (abs(anchor) + width) + 1.01 * g.loss_error
         bucketed = BucketedPLD(
@@ -686,7 +686,7 @@ class ExponentialSplit:
                 span = -math.expm1(-0.5 * (b - a))
                 total += 0.5 * w_a * math.exp(0.5 * (b - t)) * span
                 total += 0.5 * w_s * math.exp(-0.5 * (a + t)) * span
-        return total * (1.0 + 1e-6) + _TINY
+        return total * (1.0 + 1e-6) + TINY
 
     def interval_masses(
         self,
@@ -771,4 +771,4 @@ class ExponentialSplit:
         e_w = e_d + np.abs(delta_low) * s_lo / width + 3.0 * U
         e_density = U * (ell_max + t + 8.0) + self.g.t_error
         relative = (e_d * (1.0 + width) + e_w + e_density + 48.0 * U) * (1.0 + 1e-6)
-        return plus, minus, relative * plus + quad + _TINY, relative * minus + quad + _TINY
+        return plus, minus, relative * plus + quad + TINY, relative * minus + quad + TINY

@@ -25,6 +25,7 @@ import attrs
 
 from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs, down, up
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import check_lambda, check_one_direction, check_positive_real
 
@@ -39,8 +40,6 @@ __all__ = [
 
 #: Declared relative error of the closed-form distinguishing masses (observed <= ~1.1e4 u).
 DISTINGUISHING_RELATIVE_ERROR = 1e-10
-#: Unit roundoff of float64.
-UNIT_ROUNDOFF = 2.0**-53
 
 #: Grid discretisations of the untruncated noises are cut at this many sigmas / scales.
 GAUSSIAN_PAIR_SIGMAS = 40.0

@@ -73,8 +73,10 @@ from accountant.errors import InvalidInputError
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
 from accountant.noise import NoiseDistribution
 from accountant.numerics.directed import MassLogs
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.gaussian import LOG_SQRT_2PI
 from accountant.numerics.lazy import special
+from accountant.numerics.quadrature import gauss_legendre
 from accountant.numerics.subsampled_loss import loss_f, tilted_integral
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
@@ -86,10 +88,10 @@ from accountant.validation import (
 
 __all__ = ["WithoutReplacementGaussian", "WithoutReplacementRelease", "without_replacement_pair"]
 
-U = 2.0**-53
+U = UNIT_ROUNDOFF
 #: Relative error of the atom ``(1 - gamma) erf(1/(sigma sqrt 2))`` (erf: a few ulps).
 ATOM_RELATIVE_ERROR = 64.0 * U
-_GL24 = np.polynomial.legendre.leggauss(24)
+_GL24 = gauss_legendre(24)
 
 
 def _positive(name: str):

@@ -43,6 +43,7 @@ from accountant.numerics.directed import (
     total_mass_up,
     up,
 )
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.results import DeltaUpperBound, EpsilonUpperBound
 from accountant.validation import (
@@ -63,7 +64,6 @@ from accountant.validation import (
 __all__ = ["CONVERSIONS", "ExtendedMA", "log_conversion_factor"]
 
 CONVERSIONS = ("tight", "paper")
-_UNIT_ROUNDOFF = 2.0**-53
 
 
 def log_conversion_factor(lam: float, conversion: str) -> float:
@@ -169,7 +169,7 @@ class ExtendedMA(ComposedReleases):
         )
         terms = abs(self.log_moment(lam, direction)) + lam * eps
         terms += abs(log_conversion_factor(lam, conversion))
-        return up(sources * (1.0 + 1e-12) + 8.0 * _UNIT_ROUNDOFF * terms)
+        return up(sources * (1.0 + 1e-12) + 8.0 * UNIT_ROUNDOFF * terms)
 
     def _bound(self, eps: float, direction: str, kind: Kind = "ADP") -> DirectionalBound:
         """The ADP bound (``kind="PDP"``: the Chernoff bound ``Omega + e^(G - lambda eps)``

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from accountant.numerics.floats import UNIT_ROUNDOFF
+
 __all__ = ["LAMBDA_MAX", "LAMBDA_MIN", "increasing_root"]
 
 #: Search range of lambda. Beyond LAMBDA_MAX the optimum is treated as lambda -> inf
@@ -64,7 +66,7 @@ def increasing_root(derivative: Callable[[float], float]) -> float:
         math.log(low),
         math.log(high),
         xtol=1e-14,
-        rtol=4 * 2.220446049250313e-16,
+        rtol=8 * UNIT_ROUNDOFF,
         maxiter=200,
     )
     return math.exp(t)

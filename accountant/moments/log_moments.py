@@ -23,6 +23,7 @@ import numpy as np
 
 from accountant.errors import InvalidInputError
 from accountant.numerics.directed import MassLogs
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
@@ -30,8 +31,6 @@ from accountant.protocol import LogMomentSource
 from accountant.validation import ONE_DIRECTION, OneDirection, check_lambda, check_one_direction
 
 __all__ = ["LogMomentGradient", "LogMomentSource", "PairLogMoments"]
-
-_UNIT_ROUNDOFF = 2.0**-53
 
 
 def pld_log_moment(pld: PrivacyLossDistribution, lam: float) -> float:
@@ -55,7 +54,7 @@ def pld_log_moment_error(pld: PrivacyLossDistribution, lam: float) -> float:
     )
     gamma = pld_log_moment(pld, lam)
     summation = math.log2(pld.losses.size) + 136.0
-    return _UNIT_ROUNDOFF * (4.0 * float(np.max(terms)) + summation + 4.0 * abs(gamma))
+    return UNIT_ROUNDOFF * (4.0 * float(np.max(terms)) + summation + 4.0 * abs(gamma))
 
 
 def pld_log_moment_slope(pld: PrivacyLossDistribution, lam: float) -> float:

@@ -1,4 +1,6 @@
-"""Floating-point numerics shared by the accountants: directed rounding and certified
-sums (:mod:`~accountant.numerics.directed`), log-space Gaussian and exponential masses
-with their error bounds (:mod:`~accountant.numerics.gaussian`), and scipy and numba loaded
-where first used (:mod:`~accountant.numerics.lazy`)."""
+"""Floating-point numerics shared by the accountants: the float64 constants the error
+bounds are written in (:mod:`~accountant.numerics.floats`), directed rounding and certified
+sums (:mod:`~accountant.numerics.directed`), the Gauss-Legendre rule
+(:mod:`~accountant.numerics.quadrature`), log-space Gaussian and exponential masses with
+their error bounds (:mod:`~accountant.numerics.gaussian`), and scipy and numba loaded where
+first used (:mod:`~accountant.numerics.lazy`)."""

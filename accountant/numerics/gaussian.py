@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from accountant.numerics.lazy import special
+from accountant.numerics.quadrature import gauss_legendre
 
 __all__ = [
     "LOG_SQRT_2PI",
@@ -38,7 +39,7 @@ __all__ = [
 
 _SQRT2 = math.sqrt(2.0)
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
+_GL_NODES, _GL_WEIGHTS = gauss_legendre(24)
 
 # -- one float ---------------------------------------------------------------------------
 

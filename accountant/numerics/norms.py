@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from accountant.numerics.floats import UNIT_ROUNDOFF
+
 __all__ = ["euclidean_norm"]
 
 
@@ -27,4 +29,4 @@ def euclidean_norm(values: np.ndarray) -> float:
         return math.inf
     scaled = values / largest
     total = float(np.einsum("i,i->", scaled, scaled))
-    return largest * math.sqrt(total) * (1.0 + (values.size + 4) * 2.0**-53)
+    return largest * math.sqrt(total) * (1.0 + (values.size + 4) * UNIT_ROUNDOFF)

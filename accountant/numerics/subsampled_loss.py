@@ -23,12 +23,14 @@ import math
 import attrs
 import numpy as np
 
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
+from accountant.numerics.quadrature import gauss_legendre
 
 __all__ = ["TiltedIntegral", "inverse_loss", "loss_f", "tilt_share", "tilted_integral"]
 
-U = 2.0**-53
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(24)
+U = UNIT_ROUNDOFF
+_GL_NODES, _GL_WEIGHTS = gauss_legendre(24)
 #: Beyond this distance past the stationary range the log-integrand falls at slope >= 40.
 _REACH = 40.0
 #: Relative quadrature tolerance (the adaptive loop stops below it).
@@ -156,7 +158,7 @@ def _peaks(v: _Integrand, lo: float, hi: float) -> list[float]:
         d_left, d_right = v.slope(left), v.slope(right)
         if d_left > 0.0 > d_right:
             peaks.append(
-                brentq(v.slope, left, right, xtol=1e-300, rtol=8.0 * 2.0**-52, maxiter=400)
+                brentq(v.slope, left, right, xtol=1e-300, rtol=16.0 * UNIT_ROUNDOFF, maxiter=400)
             )
     return peaks
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.numerics.directed import MassLogs, fsum_bounds
+from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.pairs.outcomes import OutcomeIndex
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
@@ -42,9 +43,6 @@ __all__ = [
     "exact_epsilon",
     "privacy_loss_distribution",
 ]
-
-
-_UNIT_ROUNDOFF = 2.0**-53
 
 
 def _readonly(array: np.ndarray, name: str = "array") -> np.ndarray:
@@ -163,7 +161,7 @@ class PrivacyLossDistribution:
             return 0.0
         log_b = self.log_mass_a - self.losses
         largest = float(np.max(np.abs(self.log_mass_a)) + np.max(np.abs(log_b)))
-        return 4.0 * _UNIT_ROUNDOFF * (largest + float(np.max(np.abs(self.losses))))
+        return 4.0 * UNIT_ROUNDOFF * (largest + float(np.max(np.abs(self.losses))))
 
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
         """Exact ADP ``delta(eps) = omega + sum_{L > eps} A (1 - e^{eps - L})``, of the masses
