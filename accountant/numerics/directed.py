@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import sys
+from fractions import Fraction
 
 import attrs
 
@@ -241,7 +242,7 @@ def fsum_bounds(values) -> tuple[float, float]:
     try:
         total = math.fsum(values)
     except OverflowError:  # an intermediate sum left the float range
-        return _scaled_fsum_bounds(values)
+        return _exact_fsum_bounds(values)
     residual = math.fsum([*values, -total])
     if residual > 0.0:
         return total, math.nextafter(total, math.inf)
@@ -250,30 +251,25 @@ def fsum_bounds(values) -> tuple[float, float]:
     return total, total
 
 
-def _scaled_fsum_bounds(values: list[float]) -> tuple[float, float]:
-    """:func:`fsum_bounds` of finite ``values`` whose running sum overflows: the values of at
-    least ``2^-1000`` summed scaled by ``2^-8`` (exactly) and scaled back, an end beyond the
-    float range becoming ``MAX`` or infinity outwards. The smaller ones sum to far less
-    than one unit in the last place of a sum that overflowed on the way (at least
-    ``2^1016``, units of ``2^964``), so an end moves one float outwards on their side."""
-    large = [v for v in values if abs(v) >= 2.0**-1000]
-    low, high = fsum_bounds([math.ldexp(v, -8) for v in large])
-    small = math.fsum(v for v in values if abs(v) < 2.0**-1000)
-    if small < 0.0:  # one float of the scaled sum is one float of the sum (a power of two)
-        low = math.nextafter(low, -math.inf)
-    elif small > 0.0:
-        high = math.nextafter(high, math.inf)
-    return _scaled_back(low, lower=True), _scaled_back(high, lower=False)
-
-
-def _scaled_back(value: float, *, lower: bool) -> float:
-    """``value * 2^8`` exactly, or the float range's end outwards of an overflow."""
+def _exact_fsum_bounds(values: list[float]) -> tuple[float, float]:
+    """:func:`fsum_bounds` of finite ``values`` whose running sum overflows inside
+    ``math.fsum`` (the exact sum may still be small): the sum in exact rationals, rounded
+    to its nearest floats (``float`` of a fraction rounds correctly); beyond the float
+    range ``(MAX, inf)`` or ``(-inf, -MAX)``. Only for such rare inputs: slow but exact."""
+    exact = sum((Fraction(v) for v in values), Fraction(0))
     try:
-        return math.ldexp(value, 8)
+        nearest = float(exact)
     except OverflowError:
-        if value > 0.0:
-            return sys.float_info.max if lower else math.inf
-        return -math.inf if lower else -sys.float_info.max
+        nearest = math.inf if exact > 0 else -math.inf
+    if math.isinf(nearest):  # rounds beyond MAX: the exact sum lies past the last float
+        if exact > 0:
+            return sys.float_info.max, math.inf
+        return -math.inf, -sys.float_info.max
+    if Fraction(nearest) == exact:
+        return nearest, nearest
+    if Fraction(nearest) < exact:
+        return nearest, math.nextafter(nearest, math.inf)
+    return math.nextafter(nearest, -math.inf), nearest
 
 
 def _neg_expm1_down(x: float) -> float:
