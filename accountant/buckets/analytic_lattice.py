@@ -53,7 +53,7 @@ from accountant.buckets.rounding import MEAN_STEP, SHARE_ULPS, dominating_shares
 from accountant.buckets.sources import LossStatistics
 from accountant.buckets.tails import TailMoments
 from accountant.numerics.directed import MassLogs
-from accountant.numerics.gaussian import log_normal_between
+from accountant.numerics.gaussian import log_normal_between_scalar
 from accountant.numerics.norms import euclidean_norm
 
 __all__ = [
@@ -225,7 +225,7 @@ def _tails(law: SmoothLaw, low_end: float, high_end: float, bounded: bool) -> fl
         high_y -= 3.0 * U * (abs(high_y) + abs(high_end) / mu + mu)
         for a, b in ((floor_y, low_y), (high_y, ceiling_y)):
             if b > a:
-                log_mass = float(log_normal_between(np.array([a]), np.array([b]))[0])
+                log_mass = log_normal_between_scalar(a, b)
                 total += weight * math.exp(log_mass - law.log_norm + 2.0 * law.norm_error)
     return total * (1.0 + LOST_SLACK) + TINY
 

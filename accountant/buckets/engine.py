@@ -385,6 +385,7 @@ class PrivacyBuckets(ComposedReleases):
             return
         wanted = math.sqrt(variance / (self.releases * plan.variance_factor))
         prior = grid_width(min(wanted, max(approach * start.width, coarse)))
+        aimed[("estimate", direction)] = coarse
         aimed[("prior", direction)] = prior
         aimed[(direction, 0)] = prior  # rung 0: where the model puts the bracket
 
@@ -422,7 +423,9 @@ class PrivacyBuckets(ComposedReleases):
     def _aim_lesser(self, estimates: dict[str, float]) -> None:
         """Aim rung 0 of a direction whose Chernoff estimate of eps lies below another's
         coarser: it only has to be settled below that one, so at :data:`LESSER_SHARE` of the
-        estimates' relative gap (the bracket scales like ``w^2``); a miss costs a rung."""
+        estimates' relative gap (the bracket scales like ``w^2``); a miss costs a rung. At
+        most as coarse as the estimate's own width, whose releases rung 0 then reuses (a
+        coarser width would render every release once more for a bracket not needed)."""
         aimed = AIMED_WIDTHS.get()
         finite = {d: e for d, e in estimates.items() if math.isfinite(e) and e > 0.0}
         if aimed is None or len(finite) < 2:
@@ -431,7 +434,9 @@ class PrivacyBuckets(ComposedReleases):
         for direction, estimate in finite.items():
             goal = LESSER_SHARE * (top - estimate) / top
             if (direction, 0) in aimed and goal > self.accuracy:
-                aimed[(direction, 0)] *= math.sqrt(goal / self.accuracy)
+                coarser = aimed[(direction, 0)] * math.sqrt(goal / self.accuracy)
+                estimate_width = aimed.get(("estimate", direction), math.inf)
+                aimed[(direction, 0)] = min(coarser, max(estimate_width, aimed[(direction, 0)]))
 
     def _aim(self, direction: str, rung: int, term: float, rounded: bool, goal: float) -> None:
         """Aim rung ``rung + 1`` of the running eps query, whose relative bracket at rung

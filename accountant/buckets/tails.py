@@ -85,34 +85,51 @@ class TailMoments:
         sum_j x_j e^{lambda w j}``, a polynomial in ``e^{lambda w}`` that Horner's rule sums
         in ``e^{-lambda w} <= 1`` (:func:`~accountant.buckets._kernels.lattice_log_mgf`),
         and likewise below."""
-        low_edges, high_edges = pld.edges()
-        if not (pld.mass_a > 0.0).any():
-            empty = np.full(LAMBDA_GRID.size, -math.inf)
-            return cls(empty, empty)
-        steps = np.arange(pld.size) * pld.width
-        size = float(np.max(np.abs(high_edges))) + float(np.max(np.abs(low_edges)))
-        rounding = 8.0 * UNIT_ROUNDOFF * (size + pld.width * pld.size)
+        high, low = _log_mgfs(pld, upward=True, downward=True)
+        return cls(high, low)
+
+    @staticmethod
+    def lower_of(pld: BucketedPLD) -> np.ndarray:
+        """``M_lo`` alone, as :meth:`of` computes it (half the work)."""
+        return _log_mgfs(pld, upward=False, downward=True)[1]
+
+
+def _log_mgfs(
+    pld: BucketedPLD, upward: bool, downward: bool
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(M_hi, M_lo)`` of :meth:`TailMoments.of`, each only if asked for (else ``None``)."""
+    low_edges, high_edges = pld.edges()
+    if not (pld.mass_a > 0.0).any():
+        empty = np.full(LAMBDA_GRID.size, -math.inf)
+        return (empty if upward else None), (empty if downward else None)
+    steps = np.arange(pld.size) * pld.width
+    size = float(np.max(np.abs(high_edges))) + float(np.max(np.abs(low_edges)))
+    rounding = 8.0 * UNIT_ROUNDOFF * (size + pld.width * pld.size)
+    # scaled by a power of two (exactly) so that the kernel's underflow allowance is
+    # negligible against the sums even where the tail buckets hold ~1e-300
+    shift = 500 - math.frexp(float(np.max(pld.mass_a)))[1]
+    scaled = np.ldexp(pld.mass_a, shift)
+    unscale = shift * math.log(2.0)
+    margin = math.log1p(2.0 * pld.relative_error) + 4.0 * UNIT_ROUNDOFF * (1.0 + abs(unscale))
+    small = vector_kernels.runs_numpy(np.count_nonzero(scaled), vector_kernels.LOG_MGF_POINTS)
+    log_mgf = vector_kernels.lattice_log_mgf if small else _kernels.lattice_log_mgf
+    # absolute errors e_j (|e|_2 <= error_a): sum_j |e_j| e^{lambda h_j}
+    # <= sqrt(K) error_a e^{lambda max h}
+    log_error = math.log(pld.error_a * math.sqrt(pld.size)) if pld.error_a > 0.0 else None
+    mgf_high = mgf_low = None
+    if upward:
         top = float(np.max(high_edges - (high_edges[0] + steps))) + rounding
-        bottom = float(np.max((low_edges[0] + steps) - low_edges)) + rounding
-        # scaled by a power of two (exactly) so that the kernel's underflow allowance is
-        # negligible against the sums even where the tail buckets hold ~1e-300
-        shift = 500 - math.frexp(float(np.max(pld.mass_a)))[1]
-        scaled = np.ldexp(pld.mass_a, shift)
-        unscale = shift * math.log(2.0)
-        margin = math.log1p(2.0 * pld.relative_error) + 4.0 * UNIT_ROUNDOFF * (1.0 + abs(unscale))
-        small = vector_kernels.runs_numpy(np.count_nonzero(scaled), vector_kernels.LOG_MGF_POINTS)
-        log_mgf = vector_kernels.lattice_log_mgf if small else _kernels.lattice_log_mgf
-        upward = _chords(log_mgf(scaled, COMPUTED_LAMBDAS, pld.width, True)) - unscale
-        downward = _chords(log_mgf(scaled, COMPUTED_LAMBDAS, pld.width, False)) - unscale
-        mgf_high = upward + LAMBDA_GRID * (float(high_edges[0]) + top) + margin
-        mgf_low = downward - LAMBDA_GRID * (float(low_edges[0]) - bottom) + margin
-        if pld.error_a > 0.0:
-            # absolute errors e_j (|e|_2 <= error_a): sum_j |e_j| e^{lambda h_j}
-            # <= sqrt(K) error_a e^{lambda max h}
-            log_error = math.log(pld.error_a * math.sqrt(pld.size))
+        summed = _chords(log_mgf(scaled, COMPUTED_LAMBDAS, pld.width, True)) - unscale
+        mgf_high = summed + LAMBDA_GRID * (float(high_edges[0]) + top) + margin
+        if log_error is not None:
             mgf_high = np.logaddexp(mgf_high, log_error + LAMBDA_GRID * float(high_edges.max()))
+    if downward:
+        bottom = float(np.max((low_edges[0] + steps) - low_edges)) + rounding
+        summed = _chords(log_mgf(scaled, COMPUTED_LAMBDAS, pld.width, False)) - unscale
+        mgf_low = summed - LAMBDA_GRID * (float(low_edges[0]) - bottom) + margin
+        if log_error is not None:
             mgf_low = np.logaddexp(mgf_low, log_error - LAMBDA_GRID * float(low_edges.min()))
-        return cls(mgf_high, mgf_low)
+    return mgf_high, mgf_low
 
 
 def chernoff_window(

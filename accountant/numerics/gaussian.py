@@ -29,6 +29,7 @@ __all__ = [
     "log_gauss_mass",
     "log_gauss_mass_scalar",
     "log_normal_between",
+    "log_normal_between_scalar",
     "log_upper_gauss_scaled",
     "logsumexp_scalar",
     "mills",
@@ -104,11 +105,18 @@ def narrow_gauss_integrals(centre: float, half: float) -> tuple[float, float] | 
     )
 
 
+#: Intervals narrower than this hold ``width phi(centre)`` to rounding (and the quadrature's
+#: products would underflow).
+_POINT_WIDTH = 1e-150
+
+
 def log_gauss_mass_scalar(lo: float, hi: float, width: float) -> float:
     """``ln(Phi(hi) - Phi(lo))`` for ``lo < hi = lo + width``, stable for any arguments:
     quadrature for narrow intervals, else upper tails right of 0, lower tails left of 0,
     ``erf``/``erfc`` across 0."""
     centre = 0.5 * (lo + hi)
+    if width < _POINT_WIDTH:  # 2h phi(m) (1 + O(h^2 m^2)): exact in floats
+        return math.log(width) - 0.5 * centre * centre - LOG_SQRT_2PI
     narrow = narrow_gauss_integrals(centre, 0.5 * width)
     if narrow is not None:
         return -0.5 * centre * centre - LOG_SQRT_2PI + math.log(narrow[0])
@@ -214,11 +222,13 @@ def log_gauss_mass(lo: np.ndarray, hi: np.ndarray, width: np.ndarray) -> np.ndar
     centre = 0.5 * (a + b)
     half = 0.5 * w
     out = np.empty(a.size)
-    narrow = (half <= 1.0) & (centre * half <= 2.0)
+    point = w < _POINT_WIDTH  # w phi(m) (1 + O(w^2 m^2)): exact in floats
+    out[point] = np.log(w[point]) - 0.5 * centre[point] ** 2 - LOG_SQRT_2PI
+    narrow = ~point & (half <= 1.0) & (centre * half <= 2.0)
     out[narrow] = _log_narrow(centre[narrow], half[narrow])
-    upper = ~narrow & (a >= 0.0)
+    upper = ~point & ~narrow & (a >= 0.0)
     out[upper] = _log_upper(a[upper], b[upper], w[upper])
-    across = ~narrow & ~upper
+    across = ~point & ~narrow & ~upper
     out[across] = _log_across(a[across], b[across])
     return out.reshape(lo.shape)
 
@@ -261,8 +271,22 @@ def log_normal_between(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
+def log_normal_between_scalar(lo: float, hi: float) -> float:
+    """:func:`log_normal_between` of two floats, without building arrays (the same
+    routines: ``log_ndtr`` for a half-line, :func:`log_gauss_mass_scalar` for an
+    interval)."""
+    if not hi > lo:
+        return -math.inf
+    if math.isinf(hi):
+        return 0.0 if math.isinf(lo) else float(special.log_ndtr(-lo))
+    if math.isinf(lo):
+        return float(special.log_ndtr(hi))
+    return log_gauss_mass_scalar(lo, hi, hi - lo)
+
+
 def normal_mass_between(lo: float, hi: float) -> float:
-    """``Phi(hi) - Phi(lo)`` for scalars by :func:`log_normal_between`; 0 if ``hi <= lo``."""
+    """``Phi(hi) - Phi(lo)`` for scalars by :func:`log_normal_between_scalar`; 0 if
+    ``hi <= lo``."""
     if not hi > lo:
         return 0.0
-    return float(np.exp(log_normal_between(np.array([lo]), np.array([hi]))[0]))
+    return math.exp(log_normal_between_scalar(lo, hi))

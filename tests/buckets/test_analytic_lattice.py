@@ -19,8 +19,9 @@ from accountant.buckets._kernels import log_moment_generating
 from accountant.buckets._lattice_kernel import gl_order, gl_tables, split_kernel
 from accountant.buckets.bucketed import BucketBudgetError
 from accountant.buckets.lattice_quadrature import SmoothLaw, two_difference
+from accountant.buckets.merged_lattice import dominated_point_moments
 from accountant.buckets.rounding import MEAN_STEP
-from accountant.buckets.tails import LAMBDA_GRID
+from accountant.buckets.tails import LAMBDA_GRID, chernoff_window
 from accountant.buckets.vector_kernels import split_masses
 from accountant.mechanisms.gaussian import gaussian_law
 from accountant.mechanisms.subsampled_gaussian_masses import subsampled_law
@@ -360,3 +361,29 @@ def _points_pad(pld) -> float:
     """How far a merged lattice point may lie from ``ANCHOR + j WIDTH`` (its offsets)."""
     low, high = pld.dominated.points
     return max(abs(low - ANCHOR), abs(high - ANCHOR))
+
+
+@pytest.mark.parametrize("direction", ["A/B", "B/A"])
+def test_merged_lower_moments_place_the_window_of_many_releases_near_its_points(direction):
+    """Summed at the merged points, the lower tail moments put the lower end of the Chernoff
+    window of 10^7 releases near where the merged points lie (about ``n w / 2`` below the
+    split's, each interval's mass at its lower point), not ``n w`` below it, where the split's
+    moments raised by ``lambda w`` alone put it (a window hundreds wide in loss, which
+    outgrew the budget of the merged composition's tilt)."""
+    release = mechanisms.SubsampledTruncatedGaussian(
+        sigma=0.5, sampling_rate=1e-4, cut=math.inf
+    ).bucket_release()
+    releases, width, tail = 10**7, 6.103515625e-05, 1e-15
+    pld = release.lattice(direction, width, 0.0, tail)
+    split = pld.tail_moments[0][0]
+    lows = {
+        name: chernoff_window(((moments, releases),), tail)[0]
+        for name, moments in (
+            ("split", split),
+            ("raised", dominated_point_moments(split, width)),
+            ("merged", pld.dominated.a.tail_moments[0][0]),
+        )
+    }
+    shift = releases * width
+    assert lows["raised"] < lows["split"] - 0.9 * shift
+    assert lows["split"] - 0.6 * shift < lows["merged"] < lows["split"] - 0.4 * shift

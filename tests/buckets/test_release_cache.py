@@ -89,8 +89,10 @@ def test_a_release_larger_than_the_store_is_not_kept(monkeypatch):
 
 def test_a_group_larger_than_the_store_keeps_its_first_releases(monkeypatch):
     """Three releases of one direction and width, a store for about one: the first is
-    kept (computed once), the others are computed in each pass; no release is evicted by
-    a member of its own group (which would make every pass miss every one)."""
+    kept while its group is read (computed once, or once more when the other direction's
+    releases came in between: the estimate's releases are read again by rung 0), the
+    others are computed in each pass; no release is evicted by a member of its own group
+    (which would make every pass miss every one)."""
     calls = _counting(monkeypatch)
     probe = _steps()[0]
     PrivacyBuckets(accuracy=1e-3).compose(probe, 70).epsilon(1e-6)
@@ -102,8 +104,8 @@ def test_a_group_larger_than_the_store_keeps_its_first_releases(monkeypatch):
     monkeypatch.setattr(release_cache, "BYTES", int(one * 1.5))
     _run(_steps(), times=70)
     counts = {key: calls.count(key) for key in set(calls)}
-    assert min(counts.values()) == 1  # a first member kept
-    assert max(counts.values()) > 1  # the rest recomputed, never thrashing the first out
+    assert min(counts.values()) <= 2  # a first member kept within each group's reading
+    assert max(counts.values()) > min(counts.values())  # the rest recomputed each pass
     assert 0 < release_cache.held_bytes() <= int(one * 1.5)
 
 
