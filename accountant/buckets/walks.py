@@ -286,11 +286,11 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
             reason = "a finer bucket width could not certify the target"
             break
         lower, upper = max(low.values()), max(high.values())
-        term = np.array([(upper - lower) / upper if upper > 0.0 else 0.0])
+        term = np.array([_eps_bracket(lower, upper)])
         # a direction matters while its eps may exceed every other direction's lower end
         relevant = [d for d in directions if high[d] > largest_other(low, d)]
         refinable = term > buckets.accuracy
-        if refinable[0]:
+        if refinable[0] and math.isfinite(upper):  # (unbounded above: a finer rung may bound it)
             ends = np.array([upper, lower])
             refinable[0] = any(eps_refinable(plds[d], ends, kind) for d in relevant)
         for d in relevant:  # the next rung aimed (before _stop reads it)
@@ -299,7 +299,7 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
         if reason is not None:
             break
         steps.append((term, refinable))
-    achieved = (upper - lower) / upper if upper > 0.0 else 0.0
+    achieved = _eps_bracket(lower, upper)
     if achieved > buckets.accuracy:
         warnings.warn(
             f"PrivacyBuckets reached a relative eps bracket of {achieved:.3g} "
@@ -319,6 +319,15 @@ def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: 
         # the width of the composition that decided the answer (the largest upper end)
         bucket_width=plds[max(plds, key=lambda d: high[d])].width,
     )
+
+
+def _eps_bracket(lower: float, upper: float) -> float:
+    """``(upper - lower) / upper``; 0 for ``upper = 0`` or ``lower = upper`` (an infinite eps
+    certified), and 1 for an infinite upper end above a finite lower one (refined, and said,
+    like any other wide bracket: never a NaN that compares false)."""
+    if upper <= 0.0 or lower >= upper:
+        return 0.0
+    return (upper - lower) / upper if math.isfinite(upper) else 1.0
 
 
 def _closed_form_epsilon(

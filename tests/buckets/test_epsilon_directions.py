@@ -38,3 +38,21 @@ def test_the_max_bracket_agrees_with_each_direction_alone(make, delta, order, mo
     assert both.lower <= max(ab.upper, ba.upper)
     assert both.upper >= max(ab.lower, ba.lower)
     assert both.lower <= both.upper
+
+
+def test_an_infinite_upper_end_is_refined_and_said(monkeypatch):
+    """A rung whose search leaves eps unbounded above (upper ``inf``) is a bracket of 1: the
+    walk goes on refining and, if no rung bounds it, says so in a CertificationWarning (an
+    ``inf / inf`` bracket compared false and stopped silently)."""
+    searched = []
+
+    def unbounded(pld, target, kind, within, tolerance):
+        searched.append(pld.width)
+        return 0.5, float("inf")
+
+    monkeypatch.setattr(walks, "epsilon_interval", unbounded)
+    step = mechanisms.SubsampledTruncatedGaussian(sigma=0.9, sampling_rate=0.02, cut=8.0)
+    with pytest.warns(CertificationWarning, match="relative eps bracket of 1 "):
+        bounds = PrivacyBuckets(accuracy=1e-3).compose(step, 300).epsilon(1e-6, "A/B")
+    assert bounds.upper == float("inf") and bounds.lower == 0.5
+    assert len(set(searched)) > 1  # refined past rung 0
