@@ -50,6 +50,8 @@ __all__ = [
 ]
 
 _U = UNIT_ROUNDOFF
+#: The unit roundoff of numpy's long double (the per-interval panel sums of the split).
+_WIDE_U = float(np.finfo(np.longdouble).eps) / 2.0
 _DEAD_Y = 41.0
 _TARGET = 2.0**-60
 _MAX_ORDER = 40
@@ -336,8 +338,9 @@ def split_masses(
     panels of all intervals (the nodes of the panels of one order at once). The nodes of a
     panel are summed in numpy's order, which the kernel's allowance of ``order + 16`` ulps
     for a sum of non-negative terms covers in any order; the ``k`` panels of an interval
-    plainly, not compensated as there, so ``1.01 (k - 1) u`` of the interval's masses is
-    added to ``e+`` and ``e-``."""
+    plainly in long double, not compensated as there, so ``1.01 ((k - 1) u_wide + u)`` of
+    the interval's masses is added to ``e+`` and ``e-`` (``u_wide`` the unit roundoff of
+    numpy's long double; ``1.01 (k - 1) u`` where it is a double)."""
     q, mu, w_a, w_s, log_norm, norm_error, _ = law
     count = lo.size
     plus, minus = np.zeros(count), np.zeros(count)
@@ -419,14 +422,21 @@ def split_masses(
             part_plus[chosen], part_minus[chosen] = _panel_sums(
                 live, chosen, int(n), nodes, weights, law, scale
             )
-    # the panels of each interval (contiguous, in order) summed plainly: (k - 1) u of the
-    # sum for k panels goes to the error
+    # the panels of each interval (contiguous, in order) summed plainly, in the widest float
+    # numpy has (x87 extended on x86-64: u / 2048): (k - 1) u_wide of the sum for k panels,
+    # and u for rounding it to a double, go to the error (without a wider float: (k - 1) u)
     if owner.size:
         starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         j = owner[starts]
-        plus[j] = np.add.reduceat(part_plus, starts)
-        minus[j] = np.add.reduceat(part_minus, starts)
-        extra = 1.01 * _U * (np.diff(np.r_[starts, owner.size]) - 1.0)
+        terms = np.diff(np.r_[starts, owner.size]) - 1.0
+        if _WIDE_U < _U:
+            plus[j] = np.add.reduceat(part_plus.astype(np.longdouble), starts)
+            minus[j] = np.add.reduceat(part_minus.astype(np.longdouble), starts)
+            extra = 1.01 * (_WIDE_U * terms + _U)
+        else:  # pragma: no cover - platforms whose long double is a double
+            plus[j] = np.add.reduceat(part_plus, starts)
+            minus[j] = np.add.reduceat(part_minus, starts)
+            extra = 1.01 * _U * terms
         err_plus[j] += extra * plus[j]
         err_minus[j] += extra * minus[j]
     y_top = np.minimum(far + eta / mu, _DEAD_Y + 2.0)
