@@ -21,6 +21,7 @@ import numpy as np
 
 from accountant.buckets import vector_kernels
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
+from accountant.buckets.chernoff import ChernoffEstimate
 from accountant.buckets.convolution import compose_pair, compose_power
 from accountant.buckets.many_deltas import epsilon_for_many
 from accountant.buckets.memo import EngineMemo
@@ -374,12 +375,14 @@ class PrivacyBuckets(ComposedReleases):
                 math.sqrt(max(self.accuracy / START_ACCURACY, 1.0)), ESTIMATE_ACCURACY_REACH
             )
         coarse = grid_width(ESTIMATE_COARSENING * scale * start.width)
-        try:
-            plan = self._plan(direction, coarse)
-        except BucketBudgetError:
-            return
-        if plan is None:
-            return
+        plan: Any = self._estimate(direction)
+        if plan is None:  # the releases rendered at the coarse width
+            try:
+                plan = self._plan(direction, coarse)
+            except BucketBudgetError:
+                return
+            if plan is None:
+                return
         variance = relative_variance(plan)
         if not (math.isfinite(variance) and variance > 0.0):
             return
@@ -388,6 +391,17 @@ class PrivacyBuckets(ComposedReleases):
         aimed[("estimate", direction)] = coarse
         aimed[("prior", direction)] = prior
         aimed[(direction, 0)] = prior  # rung 0: where the model puts the bracket
+
+    def _estimate(self, direction: str) -> ChernoffEstimate | None:
+        """The Chernoff estimates of the composition from its releases' own estimated
+        log-moment-generating functions (``estimated_log_mgf``), when every release gives
+        one: no release rendered before its width is chosen (with many distinct releases,
+        rendering each at a coarse width first cost as much as the composition)."""
+        sources = [c.source for c in self.components]
+        if not all(hasattr(source, "estimated_log_mgf") for source in sources):
+            return None
+        high = sum(c.times * c.source.estimated_log_mgf(direction) for c in self.components)
+        return ChernoffEstimate(np.asarray(high, dtype=np.float64))
 
     def _aim_epsilon(self, direction: str, delta: float) -> float:
         """:meth:`_aim_start` for an eps query at ``delta``: the eps bracket of rounded

@@ -50,6 +50,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
+from accountant.buckets import chernoff
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD, sum_tail_moments
 from accountant.buckets.fft_power import power_spectrum
 from accountant.buckets.merged_lattice import MergedLattice
@@ -177,37 +178,20 @@ class RoundedPlan:
         return self.affordable(float(LAMBDA_GRID[best])) if exponent[best] < 0.0 else 0.0
 
     def chernoff_eps(self, delta: float) -> float:
-        """The smallest eps at which the Chernoff bound on the composed A-mass above eps
-        reaches ``delta``: ``min (sum n_i M_i(lambda) - ln delta) / lambda`` over the grid
-        (``inf`` without moments). An estimate of eps(delta) from above, for the ADP delta
-        is at most that mass."""
+        """:func:`~accountant.buckets.chernoff.chernoff_eps` of ``sum n_i M_i`` (``inf``
+        without moments)."""
         high = self._log_mgf_high()
-        if high is None:
-            return math.inf
-        with np.errstate(invalid="ignore"):
-            reach = np.where(np.isfinite(high), (high - math.log(delta)) / LAMBDA_GRID, np.inf)
-        return float(np.min(reach))
+        return math.inf if high is None else chernoff.chernoff_eps(high, delta)
 
     def chernoff_slope(self, delta: float) -> float:
-        """The minimiser ``lambda`` of :meth:`chernoff_eps` (``-d ln delta / d eps`` of the
-        Chernoff bound there; 0 without moments)."""
+        """:func:`~accountant.buckets.chernoff.chernoff_slope` (0 without moments)."""
         high = self._log_mgf_high()
-        if high is None:
-            return 0.0
-        with np.errstate(invalid="ignore"):
-            reach = np.where(np.isfinite(high), (high - math.log(delta)) / LAMBDA_GRID, np.inf)
-        return float(LAMBDA_GRID[int(np.argmin(reach))])
+        return 0.0 if high is None else chernoff.chernoff_slope(high, delta)
 
     def eps_slope(self, eps: float) -> float:
-        """The Chernoff minimiser ``lambda`` of ``sum n_i M_i(lambda) - lambda eps`` (0 when no
-        grid point gives a bound below 1)."""
+        """:func:`~accountant.buckets.chernoff.eps_slope` (0 without moments)."""
         high = self._log_mgf_high()
-        if high is None:
-            return 0.0
-        with np.errstate(invalid="ignore"):
-            exponent = np.where(np.isfinite(high), high - LAMBDA_GRID * eps, np.inf)
-        best = int(np.argmin(exponent))
-        return float(LAMBDA_GRID[best]) if exponent[best] < 0.0 else 0.0
+        return 0.0 if high is None else chernoff.eps_slope(high, eps)
 
     def tilt_for_delta(self, delta: float) -> float:
         """``lambda`` on the grid where the Chernoff bound reaches ``delta`` at the smallest

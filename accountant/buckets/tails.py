@@ -28,7 +28,7 @@ from accountant.numerics.floats import UNIT_ROUNDOFF
 if TYPE_CHECKING:
     from accountant.buckets.bucketed import BucketedPLD
 
-__all__ = ["TailMoments", "chernoff_window"]
+__all__ = ["TailMoments", "chernoff_window", "estimated_log_mgf"]
 
 LAMBDA_GRID = np.geomspace(1e-3, 1e7, 121)
 #: Every :data:`CHORD_STRIDE`-th lambda of the grid (both ends included) is summed; the
@@ -130,6 +130,18 @@ def _log_mgfs(
         if log_error is not None:
             mgf_low = np.logaddexp(mgf_low, log_error - LAMBDA_GRID * float(low_edges.min()))
     return mgf_high, mgf_low
+
+
+def estimated_log_mgf(weights: np.ndarray, losses: np.ndarray) -> np.ndarray:
+    """``ln sum_j w_j e^{lambda l_j}`` on :data:`LAMBDA_GRID` for positive weights ``w_j``
+    (summed at :data:`COMPUTED_LAMBDAS`, chords between, :func:`_chords`): the log-moment
+    generating function of a release's loss given as nodes, for estimates that choose
+    widths (not a certified bound: the nodes are a quadrature's)."""
+    logs = np.log(weights)
+    exponents = logs[None, :] + COMPUTED_LAMBDAS[:, None] * losses[None, :]
+    top = np.max(exponents, axis=1)
+    computed = top + np.log(np.sum(np.exp(exponents - top[:, None]), axis=1))
+    return _chords(computed)
 
 
 def chernoff_window(

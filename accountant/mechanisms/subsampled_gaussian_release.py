@@ -33,7 +33,7 @@ from accountant.buckets.analytic_lattice import lattice_release, split_errors
 from accountant.buckets.analytic_release import LOST_SLACK, MIN_TAIL, SNAP
 from accountant.buckets.bucketed import BucketBudgetError, BucketedPLD
 from accountant.buckets.sources import LossStatistics
-from accountant.buckets.tails import TailMoments
+from accountant.buckets.tails import TailMoments, estimated_log_mgf
 from accountant.mechanisms.subsampled_gaussian import (
     LOG_NORMALISER_ERROR,
     SubsampledTruncatedGaussian,
@@ -75,6 +75,8 @@ class SubsampledGaussianRelease:
         g = self._g = mechanism.geometry
         self._stats: dict[tuple[str, float], LossStatistics] = {}
         self._lattice_moments: dict = {}  # tail moments of lattice(), kept between passes
+        self._nodes: dict = {}  # (direction, coarse) -> quadrature nodes of its losses
+        self._estimated: dict = {}  # direction -> estimated_log_mgf
         mu, k = g.mu, g.cut
         self._offsets = (-0.5 * mu, 0.5 * mu)  # y = l/mu + offset: side A, shifted side S
         self._support = ((-k, mu - k), (k - mu, k))  # (low ends), (high ends), per side
@@ -152,28 +154,52 @@ class SubsampledGaussianRelease:
 
     # -- statistics -----------------------------------------------------------------------
 
+    def _loss_nodes(self, direction: str, coarse: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """``(weights, losses)``: the direction's finite numerator mass as quadrature nodes
+        (24-point Gauss-Legendre on pieces of 1/4 over ``y``; ``coarse``: 8 points on pieces
+        of 1/2, for estimates) plus the atom."""
+        key = (direction, coarse)
+        if key not in self._nodes:
+            g = self._g
+            num = self._weights(direction)[0]
+            lo = max(-g.cut, -40.0 - g.mu)
+            hi = min(g.cut - g.mu, 40.0)
+            nodes, node_weights = gauss_legendre(8) if coarse else (_GL_NODES, _GL_WEIGHTS)
+            pieces = max(1, math.ceil((hi - lo) / (0.5 if coarse else 0.25)))
+            step = (hi - lo) / pieces
+            y = (lo + step * np.arange(pieces)[:, None] + step * (nodes + 1.0) / 2.0).ravel()
+            w = np.tile(0.5 * step * node_weights, pieces)
+            density = num[0] * np.exp(-0.5 * y * y) + num[1] * np.exp(-0.5 * (y + g.mu) ** 2)
+            weights = w * density / math.sqrt(2.0 * math.pi) * self._norm
+            loss = -loss_f(g.mu * y + 0.5 * g.mu * g.mu, g.q)
+            if direction == "B/A":
+                loss = -loss
+            if self._atom > 0.0:
+                weights = np.append(weights, self._atom * num[0])
+                loss = np.append(loss, g.atom_loss if direction == "A/B" else -g.atom_loss)
+            self._nodes[key] = (weights, loss)
+        return self._nodes[key]
+
     def _moments(self, direction: str) -> tuple[float, float]:
         """Mean and variance of the direction loss under the normalised finite numerator
-        (24-point Gauss-Legendre on pieces of 1/4 over ``y``, plus the atom)."""
-        g = self._g
-        num = self._weights(direction)[0]
-        lo = max(-g.cut, -40.0 - g.mu)
-        hi = min(g.cut - g.mu, 40.0)
-        pieces = max(1, math.ceil((hi - lo) / 0.25))
-        step = (hi - lo) / pieces
-        y = (lo + step * np.arange(pieces)[:, None] + step * (_GL_NODES + 1.0) / 2.0).ravel()
-        w = np.tile(0.5 * step * _GL_WEIGHTS, pieces)
-        density = num[0] * np.exp(-0.5 * y * y) + num[1] * np.exp(-0.5 * (y + g.mu) ** 2)
-        weights = w * density / math.sqrt(2.0 * math.pi) * self._norm
-        loss = -loss_f(g.mu * y + 0.5 * g.mu * g.mu, g.q)
-        if direction == "B/A":
-            loss = -loss
-        if self._atom > 0.0:
-            weights = np.append(weights, self._atom * num[0])
-            loss = np.append(loss, g.atom_loss if direction == "A/B" else -g.atom_loss)
+        (:meth:`_loss_nodes`)."""
+        weights, loss = self._loss_nodes(direction)
         total = float(np.sum(weights))
         mean = float(np.dot(weights, loss)) / total
         return mean, float(np.dot(weights, (loss - mean) ** 2)) / total
+
+    def estimated_log_mgf(self, direction: str) -> np.ndarray:
+        """``ln E_A[e^{lambda L}]`` over the finite losses of ``direction`` on
+        :data:`~accountant.buckets.tails.LAMBDA_GRID`, by the coarse quadrature of
+        :meth:`_loss_nodes`: an estimate (not a certified bound) for choosing widths
+        before any release is rendered (:meth:`PrivacyBuckets._aim_start
+        <accountant.buckets.engine.PrivacyBuckets._aim_start>`)."""
+        check_one_direction("direction", direction)
+        if direction not in self._estimated:
+            weights, loss = self._loss_nodes(direction, coarse=True)
+            keep = weights > 0.0
+            self._estimated[direction] = estimated_log_mgf(weights[keep], loss[keep])
+        return self._estimated[direction]
 
     def _ell_cuts(self, direction: str, tail: float) -> tuple[float, float]:
         """``l`` below and above which the numerator has at most ``tail / 2`` each (the atom
