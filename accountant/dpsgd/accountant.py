@@ -279,9 +279,11 @@ class DPSGDAccountant(ComposedReleases):
             )
         delta = check_target_delta("delta", delta)
         low = self._lower_epsilon(delta, direction)
+        upper = self._certified_epsilon(delta, direction, float(low.upper))
+        self._warn_wide_epsilon(float(low.lower), upper, delta)
         return EpsilonBounds(
             lower=low.lower,
-            upper=self._certified_epsilon(delta, direction, float(low.upper)),
+            upper=upper,
             delta=delta,
             kind="ADP",
             direction=direction,
@@ -332,6 +334,36 @@ class DPSGDAccountant(ComposedReleases):
         raise AccountantError(
             f"no eps was certified for delta={delta!r} in {SEARCH_ROUNDS} rounds "
             f"(tau={tau:.3g}); please report this with the accountant's history"
+        )
+
+    def _warn_wide_epsilon(self, lower: float, upper: float, delta: float) -> None:
+        """Say when the eps bracket ``[lower, upper]`` misses the accuracy: the part of
+        ``delta`` the cut's escape probability takes at ``upper`` (the coupling leaves the
+        uncut run the rest, so its eps rises), when that is what widens it, else that the
+        two runs' ends lie that far apart."""
+        gap = (upper - lower) / upper if upper > 0.0 and math.isfinite(upper) else 1.0
+        if not gap > self.accuracy:
+            return
+        tau = self.escape_probability
+        share = float(coupled_delta(np.zeros(1), np.array([upper]), tau, self.truncation)[0])
+        share /= delta
+        if share > self.accuracy:
+            reason = (
+                f"some of the {self.dimension} x {self.releases} noise coordinates reaches its "
+                f"cut with probability tau={tau:.3g}, which alone takes "
+                f"{100 * share:.3g}% of delta at eps={upper:.6g} (a larger cut narrows it)"
+            )
+        else:
+            reason = (
+                "the lower end (the cut run's) and the upper end (the uncut run's, at the "
+                "delta the coupling leaves it) lie that far apart"
+            )
+        warnings.warn(
+            f"DPSGDAccountant reached a relative eps bracket of {gap:.3g} ([{lower:.6g}, "
+            f"{upper:.6g}]), not the requested accuracy {self.accuracy:g}: {reason} (bounds "
+            "still certified)",
+            CertificationWarning,
+            stacklevel=3,
         )
 
     def _warn_pdp(self) -> None:
