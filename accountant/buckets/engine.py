@@ -350,11 +350,12 @@ class PrivacyBuckets(ComposedReleases):
     ) -> None:
         """Aim rung 0 of the running query (rounded releases) at the width a model of the
         bracket gives: Hoeffding variance ``V = relative_variance(plan)``
-        (:data:`BRACKET_PER_VARIANCE`) from the Chernoff estimates of the plan at
+        (:data:`BRACKET_PER_VARIANCE`) from Chernoff estimates: the releases' own
+        (:meth:`_estimate`) where every release gives them, else those of the plan at
         :data:`ESTIMATE_COARSENING` times the starting width (an eighth of its work: the
-        moments barely depend on the width), at most ``approach`` times the starting
-        width or the estimate's own width, whichever is coarser (rung 0 then reuses the
-        estimate's releases); kept as the fallback of later rungs (:meth:`_aim`).
+        moments barely depend on the width); at most ``approach`` times the starting width
+        or that estimate width, whichever is coarser (where the plan was rendered, rung 0
+        then reuses its releases); kept as the fallback of later rungs (:meth:`_aim`).
 
         The starting width is chosen for
         :data:`~accountant.buckets.refinement.START_ACCURACY`; a coarser accuracy ``a``
@@ -438,8 +439,8 @@ class PrivacyBuckets(ComposedReleases):
         """Aim rung 0 of a direction whose Chernoff estimate of eps lies below another's
         coarser: it only has to be settled below that one, so at :data:`LESSER_SHARE` of the
         estimates' relative gap (the bracket scales like ``w^2``); a miss costs a rung. At
-        most as coarse as the estimate's own width, whose releases rung 0 then reuses (a
-        coarser width would render every release once more for a bracket not needed)."""
+        most as coarse as the estimate's width (where the estimate rendered its releases,
+        rung 0 then reuses them instead of rendering every release once more)."""
         aimed = AIMED_WIDTHS.get()
         finite = {d: e for d, e in estimates.items() if math.isfinite(e) and e > 0.0}
         if aimed is None or len(finite) < 2:

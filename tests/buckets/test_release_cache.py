@@ -90,8 +90,8 @@ def test_a_release_larger_than_the_store_is_not_kept(monkeypatch):
 def test_a_group_larger_than_the_store_keeps_its_first_releases(monkeypatch):
     """Three releases of one direction and width, a store for about one: the first is
     kept while its group is read (computed once, or once more when the other direction's
-    releases came in between: the estimate's releases are read again by rung 0), the
-    others are computed in each pass; no release is evicted by a member of its own group
+    releases came in between two passes over its group), the others are computed in each
+    pass; no release is evicted by a member of its own group
     (which would make every pass miss every one)."""
     calls = _counting(monkeypatch)
     probe = _steps()[0]
