@@ -12,12 +12,15 @@ from __future__ import annotations
 import math
 import warnings
 
+import attrs
 import numpy as np
 import pytest
 from scipy.optimize import brentq
 
 import accountant.buckets.engine as engine_module
 from accountant import PrivacyBuckets
+from accountant.buckets import release_summary
+from accountant.buckets.release_summary import ReleaseSummary
 from accountant.buckets.rounded_plan import RoundedPlan
 from accountant.buckets.rounding import round_to_lattice
 from accountant.errors import CertificationWarning
@@ -59,6 +62,61 @@ def test_every_tilted_entry_is_within_its_certified_error(tilt):
         peak = int(np.argmax(logs + tilt * single.width * np.arange(composed.size)))
         assert float(window[peak]) < 1e-20 < untilted.entry_error * 1e5
         assert errors[peak] < 1e-9 * float(window[peak])
+
+
+def _with_entry_errors(single, errors):
+    return attrs.evolve(
+        single,
+        entry_errors=errors,
+        entry_error=float(np.max(errors)),
+        error_a=float(np.linalg.norm(errors)) * (1.0 + 1e-12),
+    )
+
+
+@pytest.mark.parametrize("tilt", [0.0, 40.0])
+def test_entry_errors_small_beside_their_masses_compose_as_a_relative_error(monkeypatch, tilt):
+    """Entry errors of 3e-13 of their masses (one entry with an absolute error 1e3 times its
+    mass): every composed entry is within its certified error of the exact composition of
+    true masses anywhere inside those errors, and the composition's absolute errors are
+    those of error-free releases (the FFT's), where carried as absolute they are several
+    times larger."""
+    single = round_to_lattice(privacy_loss_distribution(PAIR, "A/B"), 2e-3, 0.0, 0.0)
+    errors = 3e-13 * single.mass_a
+    odd = int(np.argmin(single.mass_a))
+    errors[odd] = 1e3 * single.mass_a[odd]
+    noisy = _with_entry_errors(single, errors)
+    signs = np.random.default_rng(7).choice([-1.0, 1.0], size=single.size)
+    true = np.maximum(single.mass_a + signs * errors, 0.0)
+    summary = ReleaseSummary.of(noisy)
+    assert 3e-13 <= summary.share < 3.1e-13
+    assert summary.relative_error >= single.relative_error + 3e-13
+    assert summary.input_error == pytest.approx(errors[odd], rel=1e-9)
+
+    times = 120
+    plan = RoundedPlan.build(lambda index: noisy, [times], 0.0, 1 << 22)
+    composed = plan.compose(lambda index: (noisy.mass_a, noisy.entry_errors), tilt)
+    exact = _exact_composition(true, times)
+    offset = composed.first_index - times * single.first_index
+    window = exact[offset : offset + composed.size]
+    recast = composed.entry_errors if tilt else np.full(composed.size, composed.entry_error)
+    gap = np.abs(composed.mass_a.astype(np.longdouble) - window)
+    allowed = composed.relative_error * window + recast.astype(np.longdouble)
+    assert (gap <= allowed).all(), float(np.max(gap - allowed))
+
+    monkeypatch.setattr(release_summary, "RELATIVE_SHARE", 0.0)  # nothing recast
+    kept = RoundedPlan.build(lambda index: noisy, [times], 0.0, 1 << 22)
+    assert ReleaseSummary.of(noisy).share == 0.0
+    absolute = kept.compose(lambda index: (noisy.mass_a, noisy.entry_errors), tilt)
+    clean_plan = RoundedPlan.build(lambda index: single, [times], 0.0, 1 << 22)
+    clean = clean_plan.compose(lambda index: (single.mass_a, single.entry_errors), tilt)
+    if tilt:  # compared where the tilted law peaks (the errors at the far ends are capped)
+        logs = np.log(np.maximum(window, 1e-300).astype(float))
+        peak = int(np.argmax(logs + tilt * single.width * np.arange(composed.size)))
+        errors_of = [c.entry_errors[peak] for c in (composed, absolute, clean)]
+    else:
+        errors_of = [c.entry_error for c in (composed, absolute, clean)]
+    assert errors_of[0] <= 1.5 * errors_of[2]
+    assert errors_of[1] >= 5.0 * errors_of[2]
 
 
 def test_the_tilt_follows_the_eps_queried():
