@@ -478,6 +478,13 @@ class PrivacyBuckets(ComposedReleases):
                 wanted = width * aimed_ratio(term, goal, rounded)
         aimed[(direction, rung + 1)] = wanted
 
+    def _hold(self, direction: str, rung: int) -> None:
+        """Keep rung ``rung + 1`` of the running eps query at rung ``rung``'s width in
+        ``direction`` (no finer width would narrow the query's bracket there)."""
+        aimed = AIMED_WIDTHS.get()
+        if aimed is not None:
+            aimed[(direction, rung + 1)] = self._rung_width(direction, rung)
+
     def _no_finer_rung(self, directions: list[str], rung: int) -> str | None:
         """Why rung ``rung + 1`` would be no finer than ``rung`` in any of ``directions``
         (those that still matter), or None."""
