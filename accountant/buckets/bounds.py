@@ -30,6 +30,7 @@ from accountant.numerics.floats import UNIT_ROUNDOFF
 
 __all__ = [
     "adp_interval",
+    "adp_upper",
     "bucket_interval",
     "pdp_atom",
     "pdp_interval",
@@ -76,6 +77,15 @@ def adp_interval(
     below = _omega_bounds(pld)[0] if pld.dominated is None else pld.dominated.lower(eps)
     lower = min(upper, below)
     return lower, upper, max(0.0, upper - lower)
+
+
+def adp_upper(
+    pld: BucketedPLD, eps: float, edges: tuple[np.ndarray, np.ndarray] | None = None
+) -> float:
+    """The upper end of :func:`adp_interval` alone: a rounded composition's merged
+    counterpart, which only the lower end reads, is not summed (half the work of a query that
+    only asks whether delta at eps is at most a target)."""
+    return _adp_at(pld, eps, pld.edges() if edges is None else edges)[1]
 
 
 def bucket_interval(pld: BucketedPLD, eps: float) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from accountant.buckets.bounds import pdp_atom
+from accountant.buckets.bounds import adp_upper, pdp_atom
 from accountant.buckets.epsilon import epsilon_interval
 from accountant.buckets.gaussian_dominance import composed_gaussian, gaussian_epsilon_bounds
 from accountant.buckets.refinement import (
@@ -423,6 +423,8 @@ def _likely_largest_first(
 def _certifies(pld, eps: float, target: float, kind: str) -> bool:
     """Whether the certified upper delta of ``pld`` at ``eps`` is at most ``target`` (then
     ``eps`` is a certified upper bound on its eps at ``target``: delta is non-increasing)."""
+    if kind == "ADP":
+        return adp_upper(pld, eps) <= target
     return interval(pld, eps, pld.edges(), kind)[1] <= target
 
 

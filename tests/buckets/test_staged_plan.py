@@ -16,6 +16,7 @@ import pytest
 import accountant.buckets.engine as engine_module
 import accountant.buckets.staged_plan as staged_module
 from accountant import PrivacyBuckets
+from accountant.buckets import release_cache
 from accountant.buckets.rounding import round_coarser, round_to_lattice
 from accountant.buckets.tails import LAMBDA_GRID, TailMoments
 from accountant.errors import CertificationWarning
@@ -175,6 +176,7 @@ def test_larger_blocks_carry_less_round_off_into_the_second_stage(monkeypatch):
     brackets = {}
     for name, sizes in (("small", lambda releases: [64]), ("chosen", staged_module._block_sizes)):
         monkeypatch.setattr(staged_module, "_block_sizes", sizes)
+        release_cache.clear()  # (compositions are shared by key, which the plan is not part of)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CertificationWarning)
             brackets[name] = PrivacyBuckets().compose(step, 10**6).epsilon(1e-5)

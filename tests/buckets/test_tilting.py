@@ -19,9 +19,10 @@ from scipy.optimize import brentq
 
 import accountant.buckets.engine as engine_module
 from accountant import PrivacyBuckets
-from accountant.buckets import release_summary
+from accountant.buckets import merged_lattice, release_summary
+from accountant.buckets.bounds import adp_interval, adp_upper
 from accountant.buckets.release_summary import ReleaseSummary
-from accountant.buckets.rounded_plan import RoundedPlan
+from accountant.buckets.rounded_plan import RoundedPlan, compose_releases
 from accountant.buckets.rounding import round_to_lattice
 from accountant.errors import CertificationWarning
 from accountant.pairs.pld import privacy_loss_distribution
@@ -156,3 +157,20 @@ def test_eps_at_delta_1e_15_brackets_the_exact_eps(monkeypatch):
         bounds = accountant.epsilon(1e-15, direction="A/B")
     assert bounds.lower <= exact * (1 + 1e-9) and exact * (1 - 1e-9) <= bounds.upper
     assert (bounds.upper - bounds.lower) / bounds.upper < 1e-3
+
+
+def test_the_upper_end_alone_does_not_sum_the_merged_counterpart(monkeypatch):
+    """``adp_upper`` is ``adp_interval``'s upper end, without reading the merged (lower-bound)
+    composition at all."""
+    single = round_to_lattice(privacy_loss_distribution(PAIR, "A/B"), 2e-3, 0.0, 0.0)
+    plan = RoundedPlan.build(lambda index: single, [200], 1e-30, 1 << 22)
+    composed = compose_releases(plan, lambda index: single, 0.0)
+    assert composed.dominated is not None
+    uppers = [adp_interval(composed, eps)[1] for eps in (0.5, 2.0, 4.0)]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the merged counterpart was summed")
+
+    monkeypatch.setattr(merged_lattice.MergedLattice, "lower", refuse)
+    assert [adp_upper(composed, eps) for eps in (0.5, 2.0, 4.0)] == uppers
+    assert min(uppers) > 0.0
