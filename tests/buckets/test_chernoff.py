@@ -73,3 +73,26 @@ def test_the_first_width_is_chosen_without_rendering_a_coarse_release(monkeypatc
     # each (direction, width) rendered is one the query composed at: every release at it
     assert all(rendered.count(key) == len(steps) for key in composed)
     assert len(composed) <= 2 * 2  # at most two rungs per direction
+
+
+def test_no_slope_above_every_loss_the_moments_allow():
+    """A Gaussian moment function has a slope at every eps; a bounded one (losses at most 2)
+    has none above its top: the bound still falls at the grid's end there."""
+    gaussian = 0.5 * LAMBDA_GRID * (LAMBDA_GRID + 1.0) * 0.04
+    assert chernoff.eps_slope(gaussian, 1.0) > 0.0
+    bounded = LAMBDA_GRID * 2.0  # ln E e^{lambda L} <= 2 lambda: every loss at most 2
+    assert chernoff.eps_slope(bounded, 3.0) == 0.0
+
+
+def test_a_delta_query_above_one_directions_losses_renders_no_finer_width():
+    """Sigma 1.44, q 0.25, 8 releases, accuracy 0.05: the A/B losses end below 2.31, so at
+    eps 3 its delta is 0. The aim read the grid's end as that direction's slope and rendered
+    its releases 300 times finer than the starting width (6 s, 2 million entries); no width
+    of the query is now finer than the starting one's."""
+    step = mechanisms.SubsampledTruncatedGaussian(sigma=1.44, sampling_rate=0.25, cut=math.inf)
+    accountant = PrivacyBuckets(accuracy=0.05).compose(step, 8)
+    bounds = accountant.delta(3.0)
+    assert 0.0 < bounds.lower <= bounds.upper <= bounds.lower * 1.05
+    starts = min(accountant._start(d).width for d in ("A/B", "B/A"))
+    widths = {width for _, width, _ in accountant._memo.composed}
+    assert widths and min(widths) >= starts / 2, (widths, starts)
