@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and the API doc
     from accountant.learning.divergence import kl_divergence
     from accountant.learning.gaussian_baseline import GaussianBaseline, best_truncated_gaussian
     from accountant.learning.laplace_baseline import LaplaceBaseline, best_truncated_laplace
+    from accountant.learning.shuffled_calibration import calibrate_shuffled_noise_multiplier
     from accountant.learning.smooth_loss import SmoothDelta, smooth_bucket_delta
     from accountant.learning.staircase_baseline import StaircaseBaseline, best_truncated_staircase
     from accountant.learning.training_losses import NoiseBound, noise_bound
@@ -80,6 +81,7 @@ _DEFINED_IN: dict[str, str] = {
     "InvalidInputError": "accountant.errors",
     "ShiftInvarianceWarning": "accountant.errors",
     "calibrate_noise_multiplier": "accountant.learning.calibration",
+    "calibrate_shuffled_noise_multiplier": "accountant.learning.shuffled_calibration",
     "CalibrationPoint": "accountant.learning.calibration_results",
     "NoiseCalibration": "accountant.learning.calibration_results",
     "Certificate": "accountant.learning.certification",
@@ -190,6 +192,7 @@ __all__ = [
     "best_truncated_laplace",
     "best_truncated_staircase",
     "calibrate_noise_multiplier",
+    "calibrate_shuffled_noise_multiplier",
     "certify",
     "exact_delta",
     "exact_delta_pdp",

@@ -31,8 +31,11 @@ clipping other than ``"flat"`` (adaptive clipping spends privacy on the clip nor
 per-layer clipping has no one-axis neighbour for the lower bound), ghost clipping (the step
 hook checks each batch from the per-example gradients, which it does not keep), a
 distributed model (each process draws its own batches), and mixing the two samplers on
-one engine's history. ``make_private_with_epsilon`` with ``poisson_sampling=False`` is
-refused: Opacus's search calibrates for Poisson sampling.
+one engine's history. ``make_private_with_epsilon`` with ``poisson_sampling=False``
+calibrates the noise multiplier for the loader's own epochs
+(:func:`accountant.calibrate_shuffled_noise_multiplier`, not Opacus's search, which
+calibrates for Poisson sampling) and keeps what it found, with the Poisson figures beside
+it, in ``engine.calibration``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import BatchSampler, DataLoader, RandomSampler, SequentialSampler
 
 from accountant import InvalidInputError
+from accountant.learning.shuffled_calibration import (
+    SamplerCalibration,
+    calibrate_shuffled_noise_multiplier,
+)
 from accountant.mechanisms.shuffled import DEFAULT_INTERVALS
 from accountant.validation import check_open_fraction, check_positive_int, check_positive_real
 from optimizers.opacus.certified import DEFAULT_CERTIFIED_ACCURACY, CertifiedGaussianAccountant
@@ -146,6 +153,8 @@ class CertifiedPrivacyEngine(PrivacyEngine):
     :class:`~optimizers.opacus.certified.CertifiedGaussianAccountant` until
     ``make_private(poisson_sampling=False)`` replaces it by a
     :class:`~optimizers.opacus.epochs.ShuffledEpochsAccountant` for the loader's epochs.
+    :attr:`calibration`: what ``make_private_with_epsilon(poisson_sampling=False)`` found
+    (:class:`~accountant.learning.shuffled_calibration.SamplerCalibration`), else ``None``.
     """
 
     def __init__(
@@ -159,6 +168,7 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         self.intervals = check_positive_int("intervals", intervals)
         super().__init__(accountant=CERTIFIED, secure_mode=secure_mode)
         self.accountant = CertifiedGaussianAccountant(self.accuracy)
+        self.calibration: SamplerCalibration | None = None
 
     def _epochs_accountant(self, epochs: LoaderEpochs) -> ShuffledEpochsAccountant:
         """The accountant for ``epochs``: this engine's if it accounts the same epochs
@@ -264,17 +274,38 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         )
 
     def make_private_with_epsilon(self, **kwargs: Any) -> tuple[Any, ...]:
-        """Opacus's ``make_private_with_epsilon`` (Opacus's search of the noise multiplier
-        with the ``"certified"`` accountant, as ``PrivacyEngine(accountant="certified")``)
-        with Poisson sampling; refused with ``poisson_sampling=False`` (the search
-        calibrates for Poisson sampling, which would understate eps here: call
-        :meth:`make_private` with a noise multiplier and read :meth:`get_epsilon`)."""
+        """Opacus's ``make_private_with_epsilon`` (same arguments, same return).
+
+        With Poisson sampling: Opacus's search of the noise multiplier with the
+        ``"certified"`` accountant, as ``PrivacyEngine(accountant="certified")``. With
+        ``poisson_sampling=False``: the noise multiplier certified for the loader's own
+        epochs (:func:`accountant.calibrate_shuffled_noise_multiplier`: the dominating
+        Gaussian of each epoch, ``epochs`` times; Opacus's search would calibrate for
+        Poisson sampling and understate eps), kept with the Poisson figures beside it in
+        :attr:`calibration`, then :meth:`make_private` with it."""
         poisson_sampling = kwargs.get("poisson_sampling", True)
-        if poisson_sampling is not True:
+        if poisson_sampling is True:
+            self.accountant = self._poisson_accountant()
+            self.calibration = None
+            return super().make_private_with_epsilon(**kwargs)
+        if poisson_sampling is not False:
             raise InvalidInputError(
-                f"poisson_sampling={poisson_sampling!r} is not supported by "
-                "make_private_with_epsilon (Opacus's search calibrates for Poisson "
-                "sampling): call make_private with a noise_multiplier instead"
+                f"poisson_sampling must be True or False, got {poisson_sampling!r}"
             )
-        self.accountant = self._poisson_accountant()
-        return super().make_private_with_epsilon(**kwargs)
+        missing = [k for k in ("target_epsilon", "target_delta", "epochs") if k not in kwargs]
+        if missing:
+            raise InvalidInputError(f"make_private_with_epsilon needs {', '.join(missing)}")
+        rest = dict(kwargs)
+        epsilon, delta, epochs = (rest.pop(k) for k in ("target_epsilon", "target_delta", "epochs"))
+        structure = loader_epochs(rest.get("data_loader"))
+        self.calibration = calibrate_shuffled_noise_multiplier(
+            epsilon=epsilon,
+            delta=delta,
+            batch_size=structure.batch_size,
+            dataset_size=structure.dataset_size,
+            epochs=epochs,
+            sampler=structure.sampler,
+            intervals=self.intervals,
+            accuracy=self.accuracy,
+        )
+        return self.make_private(noise_multiplier=self.calibration.sigma, **rest)

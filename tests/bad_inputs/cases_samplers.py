@@ -1,17 +1,23 @@
-"""Bad inputs of the epoch samplers: ``mechanisms.ShuffledEpoch``, ``shuffled_epochs_delta``
-and ``shuffled_epochs_epsilon``."""
+"""Bad inputs of the epoch samplers: ``mechanisms.ShuffledEpoch``, ``shuffled_epochs_delta``,
+``shuffled_epochs_epsilon`` and ``calibrate_shuffled_noise_multiplier``."""
 
 from __future__ import annotations
 
 import math
 
-from accountant import shuffled_epochs_delta, shuffled_epochs_epsilon
+from accountant import (
+    InfeasibleTargetError,
+    calibrate_shuffled_noise_multiplier,
+    shuffled_epochs_delta,
+    shuffled_epochs_epsilon,
+)
 from accountant.mechanisms import ShuffledEpoch
 from tests.bad_inputs.catalogue import each
 
 EPOCH = "mechanisms.ShuffledEpoch"
 DELTA = "shuffled_epochs_delta"
 EPSILON = "shuffled_epochs_epsilon"
+CALIBRATE = "calibrate_shuffled_noise_multiplier"
 
 
 def _epoch(**kw):
@@ -24,6 +30,12 @@ def _delta(**kw):
     args = {"sigma": 1.0, "batch_size": 2, "dataset_size": 8, "epochs": 1, "epsilon": 1.0}
     args.update(kw)
     return shuffled_epochs_delta(**args)
+
+
+def _calibrate(**kw):
+    args = {"epsilon": 2.0, "delta": 1e-5, "batch_size": 2, "dataset_size": 8, "epochs": 1}
+    args.update(kw)
+    return calibrate_shuffled_noise_multiplier(**args)
 
 
 def _epsilon(**kw):
@@ -72,4 +84,26 @@ SAMPLER_CASES = [
         [("replace_one", "got 'replace_one'")],
     ),
     *each(EPSILON, "sampler", lambda v: _epsilon(sampler=v), [("balls", "got 'balls'")]),
+    *each(
+        CALIBRATE,
+        "epsilon",
+        lambda v: _calibrate(epsilon=v),
+        [(0.0, "got 0.0"), (math.nan, "got nan"), ("2", "got '2'")],
+    ),
+    *each(CALIBRATE, "delta", lambda v: _calibrate(delta=v), [(1.0, "got 1.0")]),
+    *each(CALIBRATE, "epochs", lambda v: _calibrate(epochs=v), [(0, "got 0")]),
+    *each(CALIBRATE, "batch_size", lambda v: _calibrate(batch_size=v), [(9, "got batch_size=9")]),
+    *each(CALIBRATE, "dataset_size", lambda v: _calibrate(dataset_size=v), [(0, "got 0")]),
+    *each(CALIBRATE, "sampler", lambda v: _calibrate(sampler=v), [("poisson", "got 'poisson'")]),
+    *each(CALIBRATE, "neighbours", lambda v: _calibrate(neighbours=v), [("swap", "got 'swap'")]),
+    *each(CALIBRATE, "tolerance", lambda v: _calibrate(tolerance=v), [(0.0, "got 0.0")]),
+    *each(CALIBRATE, "accuracy", lambda v: _calibrate(accuracy=v), [(2.0, "got 2.0")]),
+    *each(CALIBRATE, "max_sigma", lambda v: _calibrate(max_sigma=v), [(-1.0, "got -1.0")]),
+    *each(
+        CALIBRATE,
+        "max_sigma",
+        lambda v: _calibrate(max_sigma=v),
+        [(0.01, "max_sigma=0.01")],
+        error=InfeasibleTargetError,
+    ),
 ]

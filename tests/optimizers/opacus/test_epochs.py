@@ -323,19 +323,44 @@ def test_truncated_engine_names_the_alternative():
         _private(quietly(TruncatedPrivacyEngine), DataLoader(_dataset(), BATCH, shuffle=True))
 
 
-def test_make_private_with_epsilon_refuses_no_poisson_sampling():
+@pytest.mark.parametrize(("shuffle", "sampler"), [(True, "shuffle"), (False, "fixed-order")])
+def test_make_private_with_epsilon_calibrates_for_the_loaders_epochs(shuffle, sampler):
+    """Opacus's call, unchanged but for ``poisson_sampling=False``: the noise multiplier is
+    the one certified for the loader's own epochs (not Opacus's Poisson search), and after
+    the epochs asked for, the certified eps meets the target."""
     model, optimizer = _mlp()
-    with pytest.raises(
-        InvalidInputError,
-        match="poisson_sampling=False is not supported by make_private_with_epsilon",
-    ):
+    engine = _engine()
+    loader = DataLoader(_dataset(), BATCH, shuffle=shuffle)
+    model, optimizer, loader = quietly(
+        engine.make_private_with_epsilon,
+        module=model,
+        optimizer=optimizer,
+        data_loader=loader,
+        target_epsilon=3.0,
+        target_delta=DELTA,
+        epochs=2,
+        max_grad_norm=1.0,
+        poisson_sampling=False,
+    )
+    found = engine.calibration
+    assert found.sampler == sampler and found.epochs == 2 and found.batches_per_epoch == 4
+    assert optimizer.noise_multiplier == found.sigma
+    assert found.poisson_sigma < found.sigma  # what Opacus's search would have set
+    assert _train(model, optimizer, loader, epochs=2) == 8
+    assert isinstance(engine.accountant, ShuffledEpochsAccountant)
+    assert engine.get_epsilon(DELTA) == pytest.approx(found.upper, rel=1e-9)
+    assert engine.get_epsilon(DELTA) <= 3.0
+
+
+def test_make_private_with_epsilon_names_what_it_misses():
+    model, optimizer = _mlp()
+    with pytest.raises(InvalidInputError, match="make_private_with_epsilon needs epochs"):
         _engine().make_private_with_epsilon(
             module=model,
             optimizer=optimizer,
             data_loader=DataLoader(_dataset(), BATCH, shuffle=True),
             target_epsilon=3.0,
             target_delta=DELTA,
-            epochs=2,
             max_grad_norm=1.0,
             poisson_sampling=False,
         )

@@ -1,0 +1,210 @@
+"""Calibrating DP-SGD whose epochs cover every example once (shuffled, balls-and-bins or
+fixed-order batches, issue 27): the noise multiplier certified to meet a target
+``(eps, delta)``.
+
+What is certified for such a sampler (:mod:`accountant.epoch_samplers`) is the dominating
+Gaussian of each epoch, composed ``E`` times: sensitivity ``C`` add-remove, ``2C``
+replace-one, no amplification by the sampler claimed. Its eps depends on ``sigma`` only
+through ``mu = s sqrt(E) / sigma`` (``s`` the sensitivity in units of ``C``) and falls as
+``sigma`` grows, so :func:`calibrate_shuffled_noise_multiplier` bisects ``ln sigma`` on
+PrivacyBuckets' certified upper eps (the Gaussian's closed form, rounded outwards) until
+``sigma`` (certified: upper eps at most the target) and ``sigma_low`` (not certified by
+that bound) are ``tolerance`` apart.
+
+Beside it, for the user to see what the sampler costs: at ``sigma``, the certified lower eps
+of the explicit pair of datasets (no analysis can certify less for this sampler:
+:func:`~accountant.epoch_samplers.shuffled_epochs_epsilon`; for fixed-order batches, whose
+epochs are the dominating Gaussian itself, that Gaussian's lower end), the eps a Poisson accountant
+would report for the same run, and the noise multiplier a Poisson accountant would have
+calibrated (:func:`~accountant.learning.calibration.calibrate_noise_multiplier`, rate
+``b/n``, ``E T`` steps). The gap between ``sigma`` and ``poisson_sigma`` is the price of
+certifying a shuffled run without an amplification theorem; the gap between ``lower`` and
+``epsilon`` bounds how much a sharper analysis could recover.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+from accountant.buckets import PrivacyBuckets
+from accountant.epoch_samplers import shuffled_epochs_epsilon
+from accountant.errors import InfeasibleTargetError
+from accountant.learning.calibration import calibrate_noise_multiplier
+from accountant.mechanisms.shuffled import DEFAULT_INTERVALS, ShuffledEpoch
+from accountant.validation import (
+    check_choice,
+    check_open_fraction,
+    check_positive_int,
+    check_positive_real,
+    check_target_delta,
+)
+
+__all__ = ["SAMPLERS", "SamplerCalibration", "calibrate_shuffled_noise_multiplier"]
+
+#: The bisection starts this many times on either side of the Gaussian-DP guess.
+_START_SPAN = 2.0
+#: The samplers calibrated: those of :class:`~accountant.mechanisms.shuffled.ShuffledEpoch`
+#: and fixed-order batches (the same examples in the same batch every epoch).
+SAMPLERS = ("shuffle", "balls-and-bins", "fixed-order")
+
+
+@attrs.frozen
+class SamplerCalibration:
+    """The noise multiplier of an epoch-sampled DP-SGD run certified to meet
+    ``(epsilon, delta)`` (:func:`calibrate_shuffled_noise_multiplier`).
+
+    ``sigma``: its certified upper eps (``upper``, from the dominating Gaussian: no
+    amplification by the sampler claimed) is at most ``epsilon``. ``sigma_low``: that bound
+    does not certify ``epsilon`` there (``sigma / sigma_low - 1 <= tolerance``); a sharper
+    analysis of the sampler might. ``lower``: at ``sigma``, no eps below it can be certified
+    for the sampler (an explicit pair of datasets). ``poisson``: the eps a Poisson accountant
+    reports at ``sigma`` (not a bound for this sampler); ``poisson_sigma``: the noise
+    multiplier it would have calibrated to ``epsilon``. ``evaluations``: the PrivacyBuckets
+    queries of the search."""
+
+    sigma: float
+    sigma_low: float
+    epsilon: float
+    delta: float
+    upper: float
+    lower: float
+    poisson: float
+    poisson_sigma: float
+    epochs: int
+    steps: int
+    batches_per_epoch: int
+    sampler: str
+    neighbours: str
+    evaluations: int
+
+    def __float__(self) -> float:
+        """The noise multiplier as a number."""
+        return float(self.sigma)
+
+
+def calibrate_shuffled_noise_multiplier(
+    *,
+    epsilon: float,
+    delta: float,
+    batch_size: int,
+    dataset_size: int,
+    epochs: int,
+    neighbours: str = "add-remove",
+    sampler: str = "shuffle",
+    tolerance: float = 1e-3,
+    intervals: int = DEFAULT_INTERVALS,
+    accuracy: float = 1e-4,
+    max_sigma: float = 1e4,
+) -> SamplerCalibration:
+    """The smallest noise multiplier found (within ``tolerance``, relative) whose certified
+    upper eps at ``delta`` is at most ``epsilon`` for ``epochs`` epochs of ``sampler``
+    (:data:`SAMPLERS`) batches of ``batch_size`` out of ``dataset_size`` examples,
+    ``neighbours`` ``"add-remove"`` or ``"replace-one"`` (module docstring). ``intervals``
+    and ``accuracy`` as for :func:`~accountant.epoch_samplers.shuffled_epochs_epsilon`.
+
+    Raises :class:`~accountant.errors.InvalidInputError` (naming the argument) on bad input
+    and :class:`~accountant.errors.InfeasibleTargetError` when even ``max_sigma`` is not
+    certified to meet the target."""
+    epsilon = check_positive_real("epsilon", epsilon)
+    delta = check_target_delta("delta", delta)
+    tolerance = check_open_fraction("tolerance", tolerance)
+    max_sigma = check_positive_real("max_sigma", max_sigma)
+    epochs = check_positive_int("epochs", epochs)
+    accuracy = check_open_fraction("accuracy", accuracy)
+    sampler = check_choice("sampler", sampler, SAMPLERS)
+    # (validates batch_size, dataset_size and neighbours by name; every sampler's epoch is
+    # dominated by the same Gaussian)
+    template = ShuffledEpoch(
+        sigma=1.0,
+        batch_size=batch_size,
+        dataset_size=dataset_size,
+        neighbours=neighbours,
+        sampler="balls-and-bins" if sampler == "balls-and-bins" else "shuffle",
+    )
+    evaluations = 0
+
+    def upper_eps(sigma: float) -> float:
+        nonlocal evaluations
+        evaluations += 1
+        epoch = attrs.evolve(template, sigma=sigma)
+        accountant = PrivacyBuckets(accuracy=accuracy).compose(
+            epoch.dominating_mechanism, times=epochs
+        )
+        return float(accountant.epsilon(delta).upper)
+
+    if upper_eps(max_sigma) > epsilon:
+        raise InfeasibleTargetError(
+            f"no noise multiplier up to max_sigma={max_sigma!r} is certified to meet "
+            f"epsilon={epsilon!r} at delta={delta!r} for {epochs} {sampler} epochs "
+            f"({neighbours}): raise max_sigma"
+        )
+    low, high = _bracket(upper_eps, epsilon, delta, epochs, template, max_sigma)
+    while high / low - 1.0 > tolerance:
+        middle = math.sqrt(low * high)
+        if upper_eps(middle) <= epsilon:
+            high = middle
+        else:
+            low = middle
+    epoch = attrs.evolve(template, sigma=high)
+    steps = epochs * epoch.batches
+    if sampler == "fixed-order":  # the epochs are the dominating Gaussian itself
+        buckets = PrivacyBuckets(accuracy=accuracy)
+        gaussian = buckets.compose(epoch.dominating_mechanism, times=epochs).epsilon(delta)
+        lower, upper = float(gaussian.lower), float(gaussian.upper)
+        poisson = float(buckets.compose(epoch.poisson_twin, times=steps).epsilon(delta).upper)
+    else:
+        bounds = shuffled_epochs_epsilon(
+            high,
+            batch_size,
+            dataset_size,
+            epochs,
+            delta,
+            neighbours=neighbours,
+            sampler=sampler,
+            intervals=intervals,
+            accuracy=accuracy,
+        )
+        lower, upper, poisson = bounds.lower, bounds.upper, bounds.poisson
+    poisson_sigma = calibrate_noise_multiplier(
+        epsilon=epsilon,
+        delta=delta,
+        sampling_rate=epoch.poisson_twin.sampling_rate,
+        steps=steps,
+        cut=math.inf,
+        tolerance=tolerance,
+    ).sigma
+    return SamplerCalibration(
+        sigma=high,
+        sigma_low=low,
+        epsilon=epsilon,
+        delta=delta,
+        upper=upper,
+        lower=lower,
+        poisson=poisson,
+        poisson_sigma=float(poisson_sigma),
+        epochs=epochs,
+        steps=steps,
+        batches_per_epoch=epoch.batches,
+        sampler=sampler,
+        neighbours=neighbours,
+        evaluations=evaluations,
+    )
+
+
+def _bracket(upper_eps, epsilon, delta, epochs, template, max_sigma) -> tuple[float, float]:
+    """``(low, high)``: ``upper_eps(low) > epsilon >= upper_eps(high)``, ``high <= max_sigma``,
+    starting from the Gaussian-DP guess ``mu = s sqrt(E) / sigma`` with
+    ``eps = mu^2 / 2 + mu sqrt(2 ln(1 / delta))``."""
+    root = math.sqrt(2.0 * math.log(1.0 / delta))
+    mu = -root + math.sqrt(root * root + 2.0 * epsilon)
+    sensitivity = 2.0 if template.neighbours == "replace-one" else 1.0
+    guess = min(max_sigma, sensitivity * math.sqrt(epochs) / mu)
+    high = guess
+    while upper_eps(high) > epsilon:
+        high = min(max_sigma, high * _START_SPAN)
+    low = high / _START_SPAN
+    while upper_eps(low) <= epsilon:
+        high, low = low, low / _START_SPAN
+    return low, high
