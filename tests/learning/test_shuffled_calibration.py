@@ -66,7 +66,11 @@ def test_the_figures_beside_sigma_are_those_of_the_run_at_sigma():
     assert found.lower <= found.upper <= EPSILON
     # what a Poisson accountant calibrates for the same run: far less noise (not a bound)
     poisson = calibrate_noise_multiplier(
-        epsilon=EPSILON, delta=DELTA, sampling_rate=BATCH / EXAMPLES, steps=found.steps, cut=math.inf
+        epsilon=EPSILON,
+        delta=DELTA,
+        sampling_rate=BATCH / EXAMPLES,
+        steps=found.steps,
+        cut=math.inf,
     )
     assert found.poisson_sigma == pytest.approx(poisson.sigma, rel=2e-3)
     assert found.poisson_sigma < found.sigma
