@@ -56,7 +56,12 @@ from accountant.learning.shuffled_calibration import (
     calibrate_shuffled_noise_multiplier,
 )
 from accountant.mechanisms.shuffled import DEFAULT_INTERVALS
-from accountant.validation import check_open_fraction, check_positive_int, check_positive_real
+from accountant.validation import (
+    check_open_fraction,
+    check_positive_int,
+    check_positive_real,
+    check_target_delta,
+)
 from optimizers.opacus.certified import DEFAULT_CERTIFIED_ACCURACY, CertifiedGaussianAccountant
 from optimizers.opacus.epochs import ShuffledEpochsAccountant
 from optimizers.opacus.state import CERTIFIED
@@ -296,7 +301,9 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         if missing:
             raise InvalidInputError(f"make_private_with_epsilon needs {', '.join(missing)}")
         rest = dict(kwargs)
-        epsilon, delta, epochs = (rest.pop(k) for k in ("target_epsilon", "target_delta", "epochs"))
+        epsilon = check_positive_real("target_epsilon", rest.pop("target_epsilon"))
+        delta = check_target_delta("target_delta", rest.pop("target_delta"))
+        epochs = check_positive_int("epochs", rest.pop("epochs"))
         structure = loader_epochs(rest.get("data_loader"))
         self.calibration = calibrate_shuffled_noise_multiplier(
             epsilon=epsilon,

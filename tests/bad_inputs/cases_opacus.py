@@ -103,6 +103,23 @@ if torch is not None:
             warnings.simplefilter("ignore", UserWarning)
             return CertifiedPrivacyEngine().make_private(**(values | changes))
 
+    def _epochs_calibrated(**changes):
+        model = nn.Linear(4, 2)
+        dataset = TensorDataset(torch.randn(8, 4), torch.zeros(8).long())
+        values = {
+            "module": model,
+            "optimizer": torch.optim.SGD(model.parameters(), lr=0.1),
+            "data_loader": DataLoader(dataset, batch_size=4, shuffle=True),
+            "target_epsilon": 2.0,
+            "target_delta": 1e-5,
+            "epochs": 1,
+            "max_grad_norm": 1.0,
+            "poisson_sampling": False,
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return CertifiedPrivacyEngine().make_private_with_epsilon(**(values | changes))
+
     def _certified_step(**changes):
         values = {"noise_multiplier": 1.0, "sample_rate": 0.1} | changes
         return CertifiedGaussianAccountant().step(**values)
@@ -288,6 +305,24 @@ if torch is not None:
             "clipping",
             lambda v: _epochs_private(clipping=v),
             [("adaptive", "'adaptive'")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "target_epsilon",
+            lambda v: _epochs_calibrated(target_epsilon=v),
+            [(NAN, "got nan"), (-1.0, "got -1.0")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "target_delta",
+            lambda v: _epochs_calibrated(target_delta=v),
+            [(0.0, "got 0.0"), (1.5, "got 1.5")],
+        ),
+        *each(
+            "CertifiedPrivacyEngine",
+            "epochs",
+            lambda v: _epochs_calibrated(epochs=v),
+            [(0, "got 0"), (2.5, "got 2.5")],
         ),
         *each(
             "ShuffledEpochsAccountant",
