@@ -26,11 +26,14 @@ import numpy as np
 
 from accountant.buckets import PrivacyBuckets
 from accountant.composition import Component, ComposedReleases
-from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability, lowering
+from accountant.dpsgd.coupling import (
+    coupled_delta,
+    coupled_epsilon,
+    escape_probability,
+    lowering,
+)
 from accountant.errors import (
-    AccountantError,
     CertificationWarning,
-    InfeasibleTargetError,
     InvalidInputError,
 )
 from accountant.mechanisms.subsampled_gaussian import SubsampledTruncatedGaussian
@@ -48,9 +51,6 @@ from accountant.validation import (
 
 __all__ = ["CutAndUncut", "DPSGDAccountant"]
 
-#: Rounds of the search for a certified eps (each widens its step; one or two suffice
-#: unless ``tau`` is within a few percent of ``delta``).
-SEARCH_ROUNDS = 16
 #: The cut run's lower bound comes from the uncut run when the coupling's penalty is at
 #: most this share of the delta (the eps it moves is about this over the tail's slope).
 NEGLIGIBLE = 1e-7
@@ -310,30 +310,17 @@ class DPSGDAccountant(ComposedReleases):
         return self.truncated.epsilon(delta, direction)
 
     def _certified_epsilon(self, delta: float, direction: str, start: float) -> float:
-        """The smallest eps found whose coupled upper bound is at most ``delta``: the uncut
-        run's certified eps at the budget :func:`~accountant.dpsgd.coupling.delta_budget`
-        leaves at a guess (first the cut run's certified eps ``start``, close when ``tau``
-        is small), moved up until the coupling bound of that budget certifies it. The
-        uncut run's certified upper delta at that eps is at most the budget (what its eps
-        query certifies), so no delta query is needed."""
-        tau = self.escape_probability
-        guess = start
-        for round_ in range(SEARCH_ROUNDS):
-            budget = delta_budget(delta, guess, tau, self.truncation) * (1.0 - 1e-9)
-            if budget <= 0.0:
-                raise InfeasibleTargetError(
-                    f"delta={delta!r} cannot be certified for dimension={self.dimension}: "
-                    f"some of the {self.dimension} x {self.releases} noise coordinates "
-                    f"reaches its cut with probability tau={tau:.3g}, which alone costs "
-                    f"more than delta at eps={guess:.3g}; use a larger cut"
-                )
-            candidate = float(self.gaussian.epsilon(budget, direction).upper)
-            if coupled_delta(budget, candidate, tau, self.truncation) <= delta:
-                return candidate
-            guess = max(candidate, guess) * (1.0 + 1e-4 * 2**round_) + 1e-12
-        raise AccountantError(
-            f"no eps was certified for delta={delta!r} in {SEARCH_ROUNDS} rounds "
-            f"(tau={tau:.3g}); please report this with the accountant's history"
+        """The smallest eps found whose coupled upper bound is at most ``delta``
+        (:func:`~accountant.dpsgd.coupling.coupled_epsilon` of the uncut run, from the cut
+        run's certified eps ``start``)."""
+        return coupled_epsilon(
+            lambda budget: float(self.gaussian.epsilon(budget, direction).upper),
+            delta,
+            self.escape_probability,
+            self.truncation,
+            start,
+            f"{self.dimension} x {self.releases} noise coordinates (dimension="
+            f"{self.dimension})",
         )
 
     def _warn_wide_epsilon(self, lower: float, upper: float, delta: float) -> None:

@@ -45,15 +45,26 @@ mechanism to that pair exactly). Both forms are ADP statements, for each directi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
+from accountant.errors import AccountantError, InfeasibleTargetError
 from accountant.numerics.directed import up
 from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.numerics.lazy import special
 
-__all__ = ["coupled_delta", "delta_budget", "escape_probability", "lowering"]
+__all__ = [
+    "SEARCH_ROUNDS",
+    "coupled_delta",
+    "coupled_epsilon",
+    "delta_budget",
+    "escape_probability",
+    "lowering",
+]
 
+#: Rounds of :func:`coupled_epsilon`'s search before it gives up (each raises the guess).
+SEARCH_ROUNDS = 16
 #: Relative margin on ``tau`` covering the rounding of ``log_ndtr``, ``log1p`` and the
 #: sum over components (each a few ulps; far below this).
 TAU_MARGIN = 1e-12
@@ -118,3 +129,38 @@ def lowering(epsilon: np.ndarray | float, tau: float, truncation: str) -> np.nda
         grown = np.exp(eps) * tau
     penalty = grown + tau if truncation == "clamped" else tau + grown / (1.0 - tau)
     return np.nextafter(penalty * (1.0 + 8 * UNIT_ROUNDOFF), np.inf)
+
+
+def coupled_epsilon(
+    gaussian_epsilon: Callable[[float], float],
+    delta: float,
+    tau: float,
+    truncation: str,
+    start: float,
+    what: str,
+) -> float:
+    """The smallest eps found whose coupled upper bound is at most ``delta``:
+    ``gaussian_epsilon(budget)``, the uncut run's certified upper eps at the budget
+    :func:`delta_budget` leaves at a guess (first ``start``, e.g. the cut run's certified
+    eps, close when ``tau`` is small), moved up until :func:`coupled_delta` of that budget
+    certifies it. The uncut run's certified upper delta at that eps is at most the budget
+    (what its eps query certifies), so no delta query is needed. Raises
+    :class:`~accountant.errors.InfeasibleTargetError` when the escape alone costs more than
+    ``delta`` (``what`` names the coordinates in the message)."""
+    guess = start
+    for round_ in range(SEARCH_ROUNDS):
+        budget = delta_budget(delta, guess, tau, truncation) * (1.0 - 1e-9)
+        if budget <= 0.0:
+            raise InfeasibleTargetError(
+                f"delta={delta!r} cannot be certified: some of the {what} reaches its cut "
+                f"with probability tau={tau:.3g}, which alone costs more than delta at "
+                f"eps={guess:.3g}; use a larger cut"
+            )
+        candidate = float(gaussian_epsilon(budget))
+        if coupled_delta(budget, candidate, tau, truncation) <= delta:
+            return candidate
+        guess = max(candidate, guess) * (1.0 + 1e-4 * 2**round_) + 1e-12
+    raise AccountantError(
+        f"no eps was certified for delta={delta!r} in {SEARCH_ROUNDS} rounds "
+        f"(tau={tau:.3g}); please report this with the accountant's history"
+    )
