@@ -3,6 +3,8 @@ numbers (:class:`accountant.protocol.Accountant`)."""
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
@@ -121,6 +123,9 @@ class SamplerDeltaBounds:
     sampler: str
     neighbours: str
     intervals: int
+    cut: float = math.inf
+    dimension: int = 1
+    truncation: str = "renormalised"
 
     def __iter__(self):
         """Unpack as ``lower, upper = bounds``."""
@@ -146,6 +151,9 @@ class SamplerEpsilonBounds:
     sampler: str
     neighbours: str
     intervals: int
+    cut: float = math.inf
+    dimension: int = 1
+    truncation: str = "renormalised"
 
     def __iter__(self):
         """Unpack as ``lower, upper = bounds``."""

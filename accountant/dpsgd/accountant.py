@@ -319,8 +319,7 @@ class DPSGDAccountant(ComposedReleases):
             self.escape_probability,
             self.truncation,
             start,
-            f"{self.dimension} x {self.releases} noise coordinates (dimension="
-            f"{self.dimension})",
+            f"{self.dimension} x {self.releases} noise coordinates (dimension={self.dimension})",
         )
 
     def _warn_wide_epsilon(self, lower: float, upper: float, delta: float) -> None:

@@ -84,6 +84,10 @@ SAMPLER_CASES = [
         [("replace_one", "got 'replace_one'")],
     ),
     *each(EPSILON, "sampler", lambda v: _epsilon(sampler=v), [("balls", "got 'balls'")]),
+    *each(EPSILON, "cut", lambda v: _epsilon(cut=v, dimension=4), [(-1.0, "got -1.0")]),
+    *each(EPSILON, "dimension", lambda v: _epsilon(cut=8.0, dimension=v), [(0, "got 0")]),
+    *each(EPSILON, "dimension", lambda v: _epsilon(cut=v), [(8.0, "cut=8.0")]),
+    *each(DELTA, "truncation", lambda v: _delta(truncation=v), [("cut", "got 'cut'")]),
     *each(
         CALIBRATE,
         "epsilon",

@@ -34,6 +34,7 @@ import pytest
 from scipy import integrate, optimize, special
 
 from accountant import (
+    InfeasibleTargetError,
     InvalidInputError,
     PrivacyBuckets,
     SamplerDeltaBounds,
@@ -442,3 +443,74 @@ def test_bad_inputs_are_named(kwargs, message):
             args.pop("epsilon"),
             **args,
         )
+
+
+# ---------------------------------------------------------------------------------------
+# truncated noise: the bracket against the explicit pair with cut noise, integrated
+
+
+def _truncated_pair_delta(mu: float, cut: float, epsilon: float, pieces: int) -> float:
+    """``max(delta_{P/Q}, delta_{Q/P})`` of one shuffled epoch of two batches (the differing
+    example in either w.p. 1/2) with renormalised noise cut at ``+-cut`` (units of sigma):
+    ``P = (f_mu x f_0 + f_0 x f_mu) / 2``, ``Q = f_0 x f_0``, ``f_m`` the cut normal around
+    ``m``; Gauss-Legendre on ``pieces`` pieces of each stretch between support edges."""
+    edges = sorted({-cut, cut, mu - cut, mu + cut})
+    nodes, weights = np.polynomial.legendre.leggauss(6)
+    points, masses = [], []
+    for lo, hi in itertools.pairwise(edges):
+        starts = np.linspace(lo, hi, pieces + 1)
+        half = 0.5 * (starts[1:] - starts[:-1])
+        centre = 0.5 * (starts[1:] + starts[:-1])
+        points.append((centre[:, None] + half[:, None] * nodes).ravel())
+        masses.append((half[:, None] * weights).ravel())
+    y, w = np.concatenate(points), np.concatenate(masses)
+    norm = 1.0 - 2.0 * special.ndtr(-cut)
+
+    def density(shift):
+        inside = np.abs(y - shift) <= cut
+        return (
+            np.where(inside, np.exp(-0.5 * (y - shift) ** 2) / math.sqrt(2 * math.pi), 0.0) / norm
+        )
+
+    f0, fmu = density(0.0), density(mu)
+    p = 0.5 * (np.outer(fmu, f0) + np.outer(f0, fmu))
+    q = np.outer(f0, f0)
+    cell = np.outer(w, w)
+    scale = math.exp(epsilon)
+    return max(
+        float(np.sum(np.maximum(p - scale * q, 0.0) * cell)),
+        float(np.sum(np.maximum(q - scale * p, 0.0) * cell)),
+    )
+
+
+@pytest.mark.parametrize("cut", [3.0, 4.0])
+@pytest.mark.parametrize("epsilon", [0.25, 1.0])
+def test_truncated_bracket_contains_the_exact_delta_of_the_cut_explicit_pair(cut, epsilon):
+    """n = 4, b = 2, one epoch, noise cut at 3 or 4 sigma (renormalised): the cut run's
+    explicit pair, integrated, lies in the bracket, which the coupling widens around the
+    uncut one (the lower end falls, the upper end rises)."""
+    mu = 1.0 / SIGMA
+    exact = _truncated_pair_delta(mu, cut, epsilon, 120)
+    finer = _truncated_pair_delta(mu, cut, epsilon, 240)
+    tolerance = 10.0 * abs(finer - exact) + 1e-9
+    bounds = shuffled_epochs_delta(SIGMA, 2, 4, 1, epsilon, cut=cut, dimension=1)
+    uncut = shuffled_epochs_delta(SIGMA, 2, 4, 1, epsilon)
+    assert bounds.lower <= finer + tolerance and finer - tolerance <= bounds.upper
+    assert bounds.lower < uncut.lower and uncut.upper < bounds.upper
+    assert (bounds.cut, bounds.dimension, bounds.truncation) == (cut, 1, "renormalised")
+    assert bounds.lower > 0.0  # not vacuous
+
+
+def test_truncated_epsilon_bracket_widens_with_the_dimension():
+    """The upper end pays for every coordinate's escape (dimension x steps draws), the lower
+    end only for the explicit pair's one-dimensional ones: more coordinates raise the upper
+    end and barely move the lower one; both contain the uncut run's bracket."""
+    common = {"delta": 1e-5, "cut": 7.0}
+    uncut = shuffled_epochs_epsilon(2.0, 2, 8, 3, 1e-5)
+    one = shuffled_epochs_epsilon(2.0, 2, 8, 3, dimension=1, **common)
+    many = shuffled_epochs_epsilon(2.0, 2, 8, 3, dimension=1000, **common)
+    assert many.lower <= one.lower <= uncut.lower  # (the penalty read at the upper end)
+    assert many.lower == pytest.approx(uncut.lower, rel=1e-5)
+    assert uncut.upper <= one.upper < many.upper
+    with pytest.raises(InfeasibleTargetError, match="use a larger cut"):
+        shuffled_epochs_epsilon(2.0, 2, 8, 3, dimension=10**7, **common)
