@@ -143,10 +143,10 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         if poisson_sampling is not True:
             raise InvalidInputError(
                 f"poisson_sampling={poisson_sampling!r} is not supported with truncated "
-                "noise (only poisson_sampling=True is accounted: truncated noise with "
-                "shuffled or fixed-order epochs is not accounted yet); for plain Gaussian "
-                "noise, optimizers.opacus.CertifiedPrivacyEngine accounts "
-                "poisson_sampling=False"
+                "noise by this engine (only poisson_sampling=True is accounted here; "
+                "accountant.shuffled_epochs_epsilon(..., cut=, dimension=) bounds truncated "
+                "noise with shuffled epochs offline); for plain Gaussian noise, "
+                "optimizers.opacus.CertifiedPrivacyEngine accounts poisson_sampling=False"
             )
         if isinstance(module, FSDPModule) or grad_sample_mode == "ghost_fsdp":
             raise InvalidInputError(
