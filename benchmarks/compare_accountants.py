@@ -21,6 +21,7 @@ import functools
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -402,6 +403,22 @@ def run_workload(w: Workload, settings: dict, limit: float) -> tuple[list[Row], 
     return rows, pair
 
 
+#: Sections of the page that other scripts measure (each names its command): carried over
+#: from the page being replaced, verbatim, to the end of the new one.
+KEPT_SECTIONS = ("## Sampling",)
+
+
+def kept_sections(page: Path) -> str:
+    """The :data:`KEPT_SECTIONS` of ``page`` (each up to the next ``## `` heading), or ``""``."""
+    if not page.is_file():
+        return ""
+    kept = []
+    for block in re.split(r"(?m)^(?=## )", page.read_text(encoding="utf-8")):
+        if block.startswith(KEPT_SECTIONS):
+            kept.append(block.rstrip("\n") + "\n")
+    return "".join("\n" + block for block in kept)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
@@ -439,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     context = {"load": (load_start, os.getloadavg()), "snapshot": snapshot, "started": started}
     text = report.report(rows, command, described, extras, context, interrupted)
+    text += kept_sections(args.output)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text, encoding="utf-8")
     print(text)

@@ -66,3 +66,18 @@ def test_script_runs_without_the_peers(tmp_path):
     assert [r[1] for r in rows if r[4]] == ["this engine"]
     assert "skipped: dp_accounting not installed" in text
     assert "skipped: prv_accountant not installed" in text
+
+
+def test_sections_other_scripts_measure_are_carried_over(tmp_path):
+    """The page's Sampling section (``benchmarks/sampling.py``'s figures, which a guide links
+    to) survives a rewrite by ``compare_accountants.py``; nothing else of the old page does."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import compare_accountants
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    page = tmp_path / "b.md"
+    assert compare_accountants.kept_sections(page) == ""
+    page.write_text("# T\n\n## Results\n\nold rows\n\n## Sampling\n\nfigures\n\n## After\n\nx\n")
+    kept = compare_accountants.kept_sections(page)
+    assert kept == "\n## Sampling\n\nfigures\n"
