@@ -243,11 +243,12 @@ def commands_of(source: str) -> list[Documented]:
 
 
 def test_the_collection_finds_the_known_examples():
-    """The collector is not silently empty: the calibrate help's example, joined over its
-    continuation, and commands of the README, the auditing and the saving page."""
-    (example,) = commands_of("accountant calibrate --help")
+    """The collector is not silently empty: the calibrate help's two examples, joined over
+    their continuation lines, and commands of the README, the auditing and the saving page."""
+    example, shuffled = commands_of("accountant calibrate --help")
     assert example.command.startswith("accountant calibrate --epsilon ")
     assert "--dimension" in example.command  # from the continuation line
+    assert "--sampler shuffle" in shuffled.command and "--epochs 10" in shuffled.command
     assert "accountant audit" in [c.command for c in PAGE_COMMANDS["README.md"]]
     assert len(PAGE_COMMANDS["docs/guide/auditing.md"]) >= 5
     saving = [c.command for c in PAGE_COMMANDS["docs/guide/saving.md"]]

@@ -33,7 +33,13 @@ from accountant.validation import (
     check_target_delta,
 )
 
-__all__ = ["add_calibrate", "format_calibration", "in_options", "run_calibrate"]
+__all__ = [
+    "add_calibrate",
+    "format_calibration",
+    "format_sampler_calibration",
+    "in_options",
+    "run_calibrate",
+]
 
 _DESCRIPTION = """\
 Find the smallest noise multiplier sigma of DP-SGD with Gaussian noise cut at
@@ -49,7 +55,22 @@ The cut must leave room for the noise: on D coordinates some coordinate of the
 D x steps draws reaches the cut with a probability tau that no sigma changes, and
 e^eps tau alone must stay below --delta (here cut 8 cannot: the error names the
 smallest cut that can).
+
+With --sampler shuffle, balls-and-bins or fixed-order (epochs that cover every
+example once: what Opacus trains with poisson_sampling=False), the Gaussian noise
+multiplier whose certified upper eps for --epochs epochs of --batch-size out of
+--dataset-size examples meets the target (no amplification by the sampler is
+claimed), with the explicit pair's lower eps and the Poisson figures beside it:
+
+  accountant calibrate --epsilon 3 --delta 1e-5 --sampler shuffle \
+      --batch-size 256 --dataset-size 60000 --epochs 10
 """
+
+#: --sampler's choices: Poisson sampling (the default), or epochs covering every example once.
+SAMPLERS = ("poisson", "shuffle", "balls-and-bins", "fixed-order")
+#: Options of Poisson sampling only, and of the epoch samplers only (each refused with the other).
+POISSON_ONLY = ("sampling_rate", "steps", "cut", "dimension", "max_evaluations")
+EPOCHS_ONLY = ("batch_size", "dataset_size", "epochs", "neighbours")
 
 _TRUNCATIONS = ("renormalised", "resampled", "clamped")
 
@@ -66,6 +87,11 @@ OPTIONS = {
     "accuracy": "--accuracy",
     "max_sigma": "--max-sigma",
     "max_evaluations": "--max-evaluations",
+    "batch_size": "--batch-size",
+    "dataset_size": "--dataset-size",
+    "epochs": "--epochs",
+    "neighbours": "--neighbours",
+    "sampler": "--sampler",
 }
 _NAMED_VALUE = re.compile(rf"\b({'|'.join(OPTIONS)})=")
 _BARE_NAME = re.compile(rf"\b({'|'.join(name for name in OPTIONS if '_' in name)})\b")
@@ -84,13 +110,30 @@ def add_calibrate(subparsers) -> None:
     target.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
     mechanism = parser.add_argument_group("mechanism")
     mechanism.add_argument(
-        "--sampling-rate", type=float, required=True, metavar="Q", help="Poisson rate q in (0, 1]"
+        "--sampler",
+        choices=SAMPLERS,
+        default="poisson",
+        help="how batches are drawn: Poisson sampling, or epochs covering every example once "
+        "(default: poisson)",
     )
     mechanism.add_argument(
-        "--steps", type=int, required=True, help="number of releases (training steps)"
+        "--sampling-rate", type=float, metavar="Q", help="Poisson rate q in (0, 1] (poisson)"
     )
     mechanism.add_argument(
-        "--cut", type=float, required=True, help="noise cut at +-cut*sigma (inf: no cut)"
+        "--steps", type=int, help="number of releases (training steps) (poisson)"
+    )
+    mechanism.add_argument(
+        "--cut", type=float, help="noise cut at +-cut*sigma (inf: no cut) (poisson)"
+    )
+    mechanism.add_argument("--batch-size", type=int, help="examples per batch (epoch samplers)")
+    mechanism.add_argument(
+        "--dataset-size", type=int, help="examples in the dataset (epoch samplers)"
+    )
+    mechanism.add_argument("--epochs", type=int, help="passes over the dataset (epoch samplers)")
+    mechanism.add_argument(
+        "--neighbours",
+        choices=("add-remove", "replace-one"),
+        help="neighbouring datasets (epoch samplers; default: add-remove)",
     )
     mechanism.add_argument(
         "--dimension",
@@ -124,12 +167,74 @@ def add_calibrate(subparsers) -> None:
     search.add_argument(
         "--max-evaluations",
         type=int,
-        default=20,
         metavar="N",
-        help="PrivacyBuckets queries allowed, each a full composition (at least 2; default: 20)",
+        help="PrivacyBuckets queries allowed, each a full composition (at least 2; default: 20) "
+        "(poisson)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(func=run_calibrate)
+
+
+def _check_sampler_options(args: argparse.Namespace) -> None:
+    """Every option given belongs to ``--sampler``'s calibration (none would be ignored),
+    and each one it needs is given."""
+    poisson = args.sampler == "poisson"
+    foreign = EPOCHS_ONLY if poisson else POISSON_ONLY
+    for name in foreign:
+        if getattr(args, name) is not None:
+            raise InvalidInputError(
+                f"{OPTIONS[name]} is not used with --sampler {args.sampler} (it belongs to "
+                f"{'the epoch samplers' if poisson else '--sampler poisson'})"
+            )
+    needed = ("sampling_rate", "steps", "cut") if poisson else ("batch_size", "dataset_size")
+    for name in (*needed, *(() if poisson else ("epochs",))):
+        if getattr(args, name) is None:
+            raise InvalidInputError(f"{OPTIONS[name]} is required with --sampler {args.sampler}")
+    if not poisson and args.json:
+        raise InvalidInputError(
+            f"--json is not available with --sampler {args.sampler} yet (its layout is "
+            "fixed for Poisson sampling by calibrate.schema.json): read the table"
+        )
+
+
+def _sampler_arguments(args: argparse.Namespace) -> dict:
+    """:func:`~accountant.learning.shuffled_calibration.calibrate_shuffled_noise_multiplier`'s
+    keyword arguments, each value checked under its option's name."""
+    arguments = {
+        "epsilon": check_positive_real("--epsilon", args.epsilon),
+        "delta": check_target_delta("--delta", args.delta),
+        "batch_size": check_positive_int("--batch-size", args.batch_size),
+        "dataset_size": check_positive_int("--dataset-size", args.dataset_size),
+        "epochs": check_positive_int("--epochs", args.epochs),
+        "neighbours": args.neighbours or "add-remove",
+        "sampler": args.sampler,
+        "tolerance": _tolerance(args),
+        "max_sigma": check_positive_real("--max-sigma", args.max_sigma),
+    }
+    if arguments["batch_size"] > arguments["dataset_size"]:
+        raise InvalidInputError(
+            f"--batch-size must be at most --dataset-size {arguments['dataset_size']}, got "
+            f"{arguments['batch_size']}"
+        )
+    if args.accuracy is not None:
+        arguments["accuracy"] = _accuracy(args)
+    return arguments
+
+
+def _tolerance(args: argparse.Namespace) -> float:
+    tolerance = check_positive_real("--tolerance", args.tolerance)
+    if tolerance >= 1.0:
+        raise InvalidInputError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
+    return tolerance
+
+
+def _accuracy(args: argparse.Namespace) -> float | None:
+    accuracy = args.accuracy
+    if accuracy is not None:
+        accuracy = check_positive_real("--accuracy", accuracy)
+        if accuracy >= 1.0:
+            raise InvalidInputError(f"--accuracy must lie in (0, 1), got {accuracy!r}")
+    return accuracy
 
 
 def _arguments(args: argparse.Namespace) -> dict:
@@ -137,14 +242,8 @@ def _arguments(args: argparse.Namespace) -> dict:
     cut = args.cut
     if not (isinstance(cut, float) and cut == math.inf):
         cut = check_positive_real("--cut", cut)
-    tolerance = check_positive_real("--tolerance", args.tolerance)
-    if tolerance >= 1.0:
-        raise InvalidInputError(f"--tolerance must lie in (0, 1), got {tolerance!r}")
-    accuracy = args.accuracy
-    if accuracy is not None:
-        accuracy = check_positive_real("--accuracy", accuracy)
-        if accuracy >= 1.0:
-            raise InvalidInputError(f"--accuracy must lie in (0, 1), got {accuracy!r}")
+    tolerance = _tolerance(args)
+    accuracy = _accuracy(args)
     dimension = args.dimension
     if dimension is None and cut != math.inf:
         raise InvalidInputError(
@@ -162,7 +261,9 @@ def _arguments(args: argparse.Namespace) -> dict:
         "tolerance": tolerance,
         "accuracy": accuracy,
         "max_sigma": check_positive_real("--max-sigma", args.max_sigma),
-        "max_evaluations": check_positive_int("--max-evaluations", args.max_evaluations),
+        "max_evaluations": check_positive_int(
+            "--max-evaluations", 20 if args.max_evaluations is None else args.max_evaluations
+        ),
     }
 
 
@@ -214,9 +315,55 @@ def format_calibration(result) -> str:
     return "\n".join(lines)
 
 
+def format_sampler_calibration(result) -> str:
+    """The human-readable report of a
+    :class:`~accountant.learning.shuffled_calibration.SamplerCalibration`."""
+    rows = [
+        ("sigma (noise multiplier)", f"{result.sigma:.6g}"),
+        ("certified eps at sigma", f"{result.upper:.6g} <= {result.epsilon:g}"),
+        ("sigma_low (not certified)", f"{result.sigma_low:.6g}"),
+        ("lower eps at sigma", f"{result.lower:.6g} (the true eps is at least this)"),
+        ("Poisson eps at sigma", f"{result.poisson:.6g} (not a bound for this sampler)"),
+        ("Poisson accountant's sigma", f"{result.poisson_sigma:.6g} (not a bound either)"),
+        ("batches per epoch", str(result.batches_per_epoch)),
+        ("PrivacyBuckets queries", str(result.evaluations)),
+    ]
+    width = max(len(name) for name, _ in rows) + 2
+    return "\n".join(
+        [
+            f"noise multiplier for eps = {result.epsilon:g}, delta = {result.delta:g} after "
+            f"{result.epochs} {result.sampler} epochs ({result.steps} steps, "
+            f"{result.neighbours}; the dominating Gaussian of each epoch)",
+            "",
+            *(f"  {name:<{width}}{value}" for name, value in rows),
+        ]
+    )
+
+
+def _run_sampler(args: argparse.Namespace, started: float) -> int:
+    """``accountant calibrate --sampler`` with an epoch sampler."""
+    arguments = _sampler_arguments(args)
+    from accountant.learning.shuffled_calibration import calibrate_shuffled_noise_multiplier
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            result = calibrate_shuffled_noise_multiplier(**arguments)
+        except AccountantError as exc:  # the same error, said in the options
+            raise type(exc)(in_options(str(exc))) from None
+    print(format_sampler_calibration(result))
+    for note in dict.fromkeys(str(w.message) for w in caught):
+        print(note_line(in_options(note)))
+    print(f"\n(computed in {time.perf_counter() - started:.2f} s)")
+    return 0
+
+
 def run_calibrate(args: argparse.Namespace) -> int:
     """Run ``accountant calibrate``; returns the exit status."""
     started = time.perf_counter()
+    _check_sampler_options(args)
+    if args.sampler != "poisson":
+        return _run_sampler(args, started)
     arguments = _arguments(args)
     from accountant.learning.calibration import calibrate_noise_multiplier
 

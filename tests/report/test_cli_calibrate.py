@@ -19,8 +19,9 @@ import pytest
 
 import accountant.buckets.progress as progress_module
 import accountant.learning.calibration_search as search_module
-from accountant import calibrate_noise_multiplier
+from accountant import calibrate_noise_multiplier, calibrate_shuffled_noise_multiplier
 from accountant.learning.calibration_results import CALIBRATION_SCHEMA_VERSION
+from accountant.report import cli_calibrate
 from accountant.report.cli import build_parser, main
 from accountant.report.cli_calibrate import OPTIONS, in_options
 from tests.learning.test_calibration import SMALL, _WideBuckets
@@ -227,8 +228,15 @@ MNIST += ["--steps", "14062", "--dimension", "1000000"]
 def test_the_search_defaults_are_the_librarys():
     args = build_parser(commands=()).parse_args(["calibrate", *ARGS])
     parameters = inspect.signature(calibrate_noise_multiplier).parameters
+    arguments = cli_calibrate._arguments(args)
     for name in ("max_evaluations", "max_sigma", "tolerance", "accuracy", "truncation"):
-        assert getattr(args, name) == parameters[name].default, name
+        assert arguments[name] == parameters[name].default, name
+    shuffled = build_parser(commands=()).parse_args(["calibrate", *SHUFFLED])
+    sampler_parameters = inspect.signature(calibrate_shuffled_noise_multiplier).parameters
+    arguments = cli_calibrate._sampler_arguments(shuffled)
+    for name in ("max_sigma", "tolerance", "neighbours"):
+        assert arguments[name] == sampler_parameters[name].default, name
+    assert "accuracy" not in arguments  # (the library's default)
 
 
 def test_every_library_keyword_said_in_options_is_an_option_of_the_command():
@@ -240,9 +248,10 @@ def test_every_library_keyword_said_in_options_is_an_option_of_the_command():
         ._actions
         for option in action.option_strings
     }
-    parameters = inspect.signature(calibrate_noise_multiplier).parameters
+    parameters = set(inspect.signature(calibrate_noise_multiplier).parameters)
+    parameters |= set(inspect.signature(calibrate_shuffled_noise_multiplier).parameters)
     assert set(OPTIONS.values()) <= options
-    assert set(OPTIONS) <= set(parameters)
+    assert set(OPTIONS) <= parameters
 
 
 def test_library_keywords_are_said_as_options():
@@ -291,3 +300,56 @@ def test_a_cut_too_close_for_the_dimension_is_refused_at_once_in_options(no_quer
     assert "--cut 8.0 on --dimension 1000000 coordinates" in err and "tau=1.75e-05" in err
     assert re.search(r"only with --cut 8\.\d\d or more, and --cut 8\.\d\d leaves 50%", err)
     assert "cut=" not in err and "max_evaluations" not in err
+
+
+SHUFFLED = ["--epsilon", "2", "--delta", "1e-5", "--sampler", "shuffle"]
+SHUFFLED += ["--batch-size", "16", "--dataset-size", "64", "--epochs", "3"]
+
+
+def test_an_epoch_sampler_is_calibrated_as_the_library_does():
+    status, out, err = _run(["calibrate", *SHUFFLED, "--neighbours", "replace-one"])
+    assert status == 0 and err == "", err
+    found = calibrate_shuffled_noise_multiplier(
+        epsilon=2.0,
+        delta=1e-5,
+        batch_size=16,
+        dataset_size=64,
+        epochs=3,
+        neighbours="replace-one",
+    )
+    assert f"sigma (noise multiplier)    {found.sigma:.6g}" in out
+    assert f"{found.upper:.6g} <= 2" in out and f"{found.poisson_sigma:.6g}" in out
+    assert "3 shuffle epochs (12 steps, replace-one" in out
+
+
+SAMPLER_BAD = [
+    (["--steps", "10"], "--steps is not used with --sampler shuffle"),
+    (["--cut", "8"], "--cut is not used with --sampler shuffle"),
+    (["--max-evaluations", "5"], "--max-evaluations is not used with --sampler shuffle"),
+    (["--json"], "--json is not available with --sampler shuffle"),
+    (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
+    (["--batch-size", "65"], "--batch-size must be at most --dataset-size 64, got 65"),
+    (["--epochs", "-1"], "--epochs must be a positive integer, got -1"),
+    (["--neighbours", "swap"], "--neighbours: invalid choice: 'swap'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"), SAMPLER_BAD, ids=[" ".join(c) for c, _ in SAMPLER_BAD]
+)
+def test_an_option_the_sampler_does_not_use_or_a_bad_value_is_one_line(change, needle):
+    argv = list(SHUFFLED)
+    if change[0] in argv and len(change) > 1:
+        argv[argv.index(change[0]) + 1] = change[1]
+    else:
+        argv += change
+    status, out, err = _run(["calibrate", *argv])
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_poisson_options_are_refused_with_an_epoch_option_and_needed_without_one():
+    status, _, err = _run(["calibrate", *ARGS, "--epochs", "3"])
+    assert status == 2 and "--epochs is not used with --sampler poisson" in err
+    status, _, err = _run(["calibrate", *SHUFFLED[:6], "--dataset-size", "64", "--epochs", "3"])
+    assert status == 2 and "--batch-size is required with --sampler shuffle" in err
