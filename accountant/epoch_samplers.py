@@ -44,7 +44,8 @@ from accountant.dpsgd.coupling import (
     coupled_delta,
     coupled_epsilon,
     escape_probability,
-    lowering,
+    lowered_delta,
+    raised_target,
 )
 from accountant.errors import InvalidInputError
 from accountant.mechanisms.shuffled import DEFAULT_INTERVALS, ShuffledEpoch
@@ -207,7 +208,7 @@ def shuffled_epochs_delta(
     lower = max(float(pb.delta(epsilon, direction="A/B").lower) for pb in run.lower())
     upper = float(run.upper().delta(epsilon).upper)
     if run.cut != math.inf:
-        lower -= float(lowering(epsilon, run.one_dimensional_escape, run.truncation))
+        lower = float(lowered_delta(lower, epsilon, run.one_dimensional_escape, run.truncation))
         upper = float(coupled_delta(np.array([upper]), epsilon, run.escape, run.truncation)[0])
     return SamplerDeltaBounds(
         lower=max(lower, 0.0),
@@ -266,7 +267,7 @@ def shuffled_epochs_epsilon(
         )
         # every eps below the pair's certified lower eps at delta + penalty(upper) (and at
         # most upper) leaves the cut run's delta above delta: penalty grows with eps
-        below = delta + float(lowering(upper, run.one_dimensional_escape, run.truncation))
+        below = raised_target(delta, upper, run.one_dimensional_escape, run.truncation)
     lower = 0.0
     if below < 1.0:
         lower = max(float(pb.epsilon(below, direction="A/B").lower) for pb in run.lower())

@@ -30,7 +30,9 @@ from accountant.dpsgd.coupling import (
     coupled_delta,
     coupled_epsilon,
     escape_probability,
+    lowered_delta,
     lowering,
+    raised_target,
 )
 from accountant.errors import (
     CertificationWarning,
@@ -174,7 +176,7 @@ class DPSGDAccountant(ComposedReleases):
         high = self._gaussian_delta(epsilon, eps, direction)
         upper = coupled_delta(high.upper, eps, self.escape_probability, self.truncation)
         penalty = lowering(eps, self.one_dimensional_escape, self.truncation)
-        through = np.asarray(high.lower, dtype=np.float64) - penalty
+        through = lowered_delta(high.lower, eps, self.one_dimensional_escape, self.truncation)
         if np.all(penalty <= NEGLIGIBLE * np.asarray(high.lower)):
             low = attrs.evolve(high, lower=float(through) if np.ndim(epsilon) == 0 else through)
         else:
@@ -305,7 +307,8 @@ class DPSGDAccountant(ComposedReleases):
             if penalty <= NEGLIGIBLE * delta:
                 if penalty == 0.0:
                     return first
-                shifted = self.gaussian.epsilon(delta + penalty, direction)
+                target = raised_target(delta, float(first.upper), tau, self.truncation)
+                shifted = self.gaussian.epsilon(target, direction)
                 return attrs.evolve(first, lower=shifted.lower)
         return self.truncated.epsilon(delta, direction)
 

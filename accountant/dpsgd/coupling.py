@@ -60,7 +60,9 @@ __all__ = [
     "coupled_epsilon",
     "delta_budget",
     "escape_probability",
+    "lowered_delta",
     "lowering",
+    "raised_target",
 ]
 
 #: Rounds of :func:`coupled_epsilon`'s search before it gives up (each raises the guess).
@@ -164,3 +166,23 @@ def coupled_epsilon(
         f"no eps was certified for delta={delta!r} in {SEARCH_ROUNDS} rounds "
         f"(tau={tau:.3g}); please report this with the accountant's history"
     )
+
+
+def lowered_delta(
+    gaussian_lower: np.ndarray | float, epsilon: np.ndarray | float, tau: float, truncation: str
+) -> np.ndarray:
+    """The cut run's lower bound on delta at ``epsilon`` from the uncut run's certified
+    ``gaussian_lower``: ``gaussian_lower - lowering(epsilon)``, the subtraction rounded down
+    (one ulp towards ``-inf``, where it subtracts anything)."""
+    lower = np.asarray(gaussian_lower, dtype=np.float64)
+    penalty = lowering(epsilon, tau, truncation)
+    with np.errstate(invalid="ignore"):
+        return np.where(penalty > 0.0, np.nextafter(lower - penalty, -np.inf), lower)
+
+
+def raised_target(delta: float, epsilon: float, tau: float, truncation: str) -> float:
+    """``delta + lowering(epsilon)``, rounded up: where the uncut run's certified lower eps
+    is read so that no smaller eps (up to ``epsilon``) leaves the cut run's delta at or below
+    ``delta`` (:func:`lowering` grows with eps)."""
+    penalty = float(lowering(epsilon, tau, truncation))
+    return delta if penalty == 0.0 else math.nextafter(delta + penalty, math.inf)

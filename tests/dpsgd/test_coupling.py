@@ -8,12 +8,20 @@ both truncations, against delta_T and delta_G computed exactly."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy.stats import norm
 
-from accountant.dpsgd.coupling import coupled_delta, delta_budget, escape_probability, lowering
+from accountant.dpsgd.coupling import (
+    coupled_delta,
+    delta_budget,
+    escape_probability,
+    lowered_delta,
+    lowering,
+    raised_target,
+)
 
 STEP = 0.25
 
@@ -146,3 +154,20 @@ def test_the_budget_inverts_the_bound(truncation):
         delta, rel=1e-12
     )
     assert delta_budget(1e-7, 3.0, 1e-7, truncation) < 0  # tau alone spends delta
+
+
+@pytest.mark.parametrize("truncation", ["renormalised", "clamped"])
+def test_lowered_and_raised_deltas_round_the_safe_way(truncation):
+    """Against exact rationals: the cut run's lower delta never above ``lower - penalty``,
+    the target read for the lower eps never below ``delta + penalty``; no penalty, no
+    change."""
+    for lower, eps, tau in [(0.3, 1.7, 1e-9), (1e-5, 0.2, 3.3e-13), (0.123456789, 6.0, 1e-7)]:
+        penalty = float(lowering(eps, tau, truncation))
+        assert penalty > 0.0
+        lowered = float(lowered_delta(lower, eps, tau, truncation))
+        assert Fraction(lowered) <= Fraction(lower) - Fraction(penalty)
+        raised = raised_target(lower, eps, tau, truncation)
+        assert Fraction(raised) >= Fraction(lower) + Fraction(penalty)
+        assert raised - lowered <= 2 * penalty * (1 + 1e-12) + 4 * math.ulp(lower)
+    assert float(lowered_delta(0.3, 1.0, 0.0, truncation)) == 0.3
+    assert raised_target(0.3, 1.0, 0.0, truncation) == 0.3
