@@ -186,8 +186,8 @@ def _check_sampler_options(args: argparse.Namespace) -> None:
                 f"{OPTIONS[name]} is not used with --sampler {args.sampler} (it belongs to "
                 f"{'the epoch samplers' if poisson else '--sampler poisson'})"
             )
-    needed = ("sampling_rate", "steps", "cut") if poisson else ("batch_size", "dataset_size")
-    for name in (*needed, *(() if poisson else ("epochs",))):
+    needed = ("sampling_rate", "steps", "cut") if poisson else EPOCHS_ONLY[:3]
+    for name in needed:
         if getattr(args, name) is None:
             raise InvalidInputError(f"{OPTIONS[name]} is required with --sampler {args.sampler}")
     if not poisson and args.json:
