@@ -69,7 +69,7 @@ claimed), with the explicit pair's lower eps and the Poisson figures beside it:
 #: --sampler's choices: Poisson sampling (the default), or epochs covering every example once.
 SAMPLERS = ("poisson", "shuffle", "balls-and-bins", "fixed-order")
 #: Options of Poisson sampling only, and of the epoch samplers only (each refused with the other).
-POISSON_ONLY = ("sampling_rate", "steps", "cut", "dimension", "max_evaluations")
+POISSON_ONLY = ("sampling_rate", "steps", "cut", "dimension", "truncation", "max_evaluations")
 EPOCHS_ONLY = ("batch_size", "dataset_size", "epochs", "neighbours")
 
 _TRUNCATIONS = ("renormalised", "resampled", "clamped")
@@ -145,8 +145,8 @@ def add_calibrate(subparsers) -> None:
     mechanism.add_argument(
         "--truncation",
         choices=_TRUNCATIONS,
-        default="renormalised",
-        help="renormalised (= resampled: redrawn until inside) or clamped (default: renormalised)",
+        help="renormalised (= resampled: redrawn until inside) or clamped (default: "
+        "renormalised) (poisson)",
     )
     search = parser.add_argument_group("search")
     search.add_argument(
@@ -257,7 +257,7 @@ def _arguments(args: argparse.Namespace) -> dict:
         "steps": check_positive_int("--steps", args.steps),
         "cut": cut,
         "dimension": None if dimension is None else check_positive_int("--dimension", dimension),
-        "truncation": args.truncation,
+        "truncation": args.truncation or "renormalised",
         "tolerance": tolerance,
         "accuracy": accuracy,
         "max_sigma": check_positive_real("--max-sigma", args.max_sigma),

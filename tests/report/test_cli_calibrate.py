@@ -326,6 +326,7 @@ SAMPLER_BAD = [
     (["--steps", "10"], "--steps is not used with --sampler shuffle"),
     (["--cut", "8"], "--cut is not used with --sampler shuffle"),
     (["--max-evaluations", "5"], "--max-evaluations is not used with --sampler shuffle"),
+    (["--truncation", "clamped"], "--truncation is not used with --sampler shuffle"),
     (["--json"], "--json is not available with --sampler shuffle"),
     (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
     (["--batch-size", "65"], "--batch-size must be at most --dataset-size 64, got 65"),
