@@ -23,7 +23,11 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and the API doc
     from accountant import mechanisms, noise
     from accountant.buckets import PrivacyBuckets
     from accountant.dpsgd import DPSGDAccountant
-    from accountant.epoch_samplers import shuffled_epochs_delta, shuffled_epochs_epsilon
+    from accountant.epoch_samplers import (
+        shuffled_epochs_delta,
+        shuffled_epochs_epsilon,
+        shuffled_epochs_upper_epsilon,
+    )
     from accountant.errors import (
         AccountantError,
         CertificationWarning,
@@ -75,6 +79,7 @@ _DEFINED_IN: dict[str, str] = {
     "DPSGDAccountant": "accountant.dpsgd",
     "shuffled_epochs_delta": "accountant.epoch_samplers",
     "shuffled_epochs_epsilon": "accountant.epoch_samplers",
+    "shuffled_epochs_upper_epsilon": "accountant.epoch_samplers",
     "AccountantError": "accountant.errors",
     "CertificationWarning": "accountant.errors",
     "InfeasibleTargetError": "accountant.errors",
@@ -208,5 +213,6 @@ __all__ = [
     "save_accountant",
     "shuffled_epochs_delta",
     "shuffled_epochs_epsilon",
+    "shuffled_epochs_upper_epsilon",
     "smooth_bucket_delta",
 ]

@@ -111,7 +111,9 @@ class SamplerDeltaBounds:
 
     ``lower`` comes from an explicit pair of datasets (the max statistic), ``upper`` from the
     dominating Gaussian; ``sampler``, ``neighbours``, ``batches_per_epoch`` and ``intervals``
-    (of the max statistic's partition) say what was accounted."""
+    (of the max statistic's partition) say what was accounted: ``epochs`` started, of which
+    ``completed_epochs`` ran to their end (``None``: all), ``steps`` taken; ``cut``,
+    ``dimension`` and ``truncation`` the noise (``cut`` infinite: Gaussian)."""
 
     lower: float
     upper: float
@@ -126,6 +128,7 @@ class SamplerDeltaBounds:
     cut: float = math.inf
     dimension: int = 1
     truncation: str = "renormalised"
+    completed_epochs: int | None = None
 
     def __iter__(self):
         """Unpack as ``lower, upper = bounds``."""
@@ -154,6 +157,7 @@ class SamplerEpsilonBounds:
     cut: float = math.inf
     dimension: int = 1
     truncation: str = "renormalised"
+    completed_epochs: int | None = None
 
     def __iter__(self):
         """Unpack as ``lower, upper = bounds``."""

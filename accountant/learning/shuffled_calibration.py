@@ -11,6 +11,12 @@ PrivacyBuckets' certified upper eps (the Gaussian's closed form, rounded outward
 ``sigma`` (certified: upper eps at most the target) and ``sigma_low`` (not certified by
 that bound) are ``tolerance`` apart.
 
+**Truncated noise** (``cut`` finite, each of the ``dimension`` coordinates of every step
+cut at ``+-cut sigma C``): the upper end is coupled with the uncut run
+(:mod:`accountant.epoch_samplers`); the coupling's penalty depends on ``cut`` and the
+number of coordinates, not on ``sigma``, so the upper eps still falls as ``sigma`` grows and
+the same bisection applies.
+
 Beside it, for the user to see what the sampler costs: at ``sigma``, the certified lower eps
 of the explicit pair of datasets (no analysis can certify less for this sampler:
 :func:`~accountant.epoch_samplers.shuffled_epochs_epsilon`; for fixed-order batches, whose
@@ -28,9 +34,12 @@ import math
 
 import attrs
 
-from accountant.buckets import PrivacyBuckets
-from accountant.epoch_samplers import shuffled_epochs_epsilon
-from accountant.errors import InfeasibleTargetError
+from accountant.epoch_samplers import (
+    EPOCH_SAMPLERS,
+    shuffled_epochs_epsilon,
+    shuffled_epochs_upper_epsilon,
+)
+from accountant.errors import InfeasibleTargetError, warnings_said_of
 from accountant.learning.calibration import calibrate_noise_multiplier
 from accountant.mechanisms.shuffled import DEFAULT_INTERVALS, ShuffledEpoch
 from accountant.validation import (
@@ -45,9 +54,9 @@ __all__ = ["SAMPLERS", "SamplerCalibration", "calibrate_shuffled_noise_multiplie
 
 #: The bisection starts this many times on either side of the Gaussian-DP guess.
 _START_SPAN = 2.0
-#: The samplers calibrated: those of :class:`~accountant.mechanisms.shuffled.ShuffledEpoch`
-#: and fixed-order batches (the same examples in the same batch every epoch).
-SAMPLERS = ("shuffle", "balls-and-bins", "fixed-order")
+#: The samplers calibrated: :data:`accountant.epoch_samplers.EPOCH_SAMPLERS` (shuffled,
+#: balls-and-bins and fixed-order batches).
+SAMPLERS = EPOCH_SAMPLERS
 
 
 @attrs.frozen
@@ -62,7 +71,8 @@ class SamplerCalibration:
     for the sampler (an explicit pair of datasets). ``poisson``: the eps a Poisson accountant
     reports at ``sigma`` (not a bound for this sampler); ``poisson_sigma``: the noise
     multiplier it would have calibrated to ``epsilon``. ``evaluations``: the PrivacyBuckets
-    queries of the search."""
+    queries of the search. ``cut``, ``dimension``, ``truncation``: the noise (``cut`` infinite:
+    Gaussian)."""
 
     sigma: float
     sigma_low: float
@@ -78,6 +88,9 @@ class SamplerCalibration:
     sampler: str
     neighbours: str
     evaluations: int
+    cut: float = math.inf
+    dimension: int = 1
+    truncation: str = "renormalised"
 
     def __float__(self) -> float:
         """The noise multiplier as a number."""
@@ -97,12 +110,16 @@ def calibrate_shuffled_noise_multiplier(
     intervals: int = DEFAULT_INTERVALS,
     accuracy: float = 1e-4,
     max_sigma: float = 1e4,
+    cut: float = math.inf,
+    dimension: int | None = None,
+    truncation: str = "renormalised",
 ) -> SamplerCalibration:
     """The smallest noise multiplier found (within ``tolerance``, relative) whose certified
     upper eps at ``delta`` is at most ``epsilon`` for ``epochs`` epochs of ``sampler``
     (:data:`SAMPLERS`) batches of ``batch_size`` out of ``dataset_size`` examples,
-    ``neighbours`` ``"add-remove"`` or ``"replace-one"`` (module docstring). ``intervals``
-    and ``accuracy`` as for :func:`~accountant.epoch_samplers.shuffled_epochs_epsilon`.
+    ``neighbours`` ``"add-remove"`` or ``"replace-one"`` (module docstring). ``intervals``,
+    ``accuracy``, ``cut``, ``dimension`` (required with a finite cut) and ``truncation`` as
+    for :func:`~accountant.epoch_samplers.shuffled_epochs_epsilon`.
 
     Raises :class:`~accountant.errors.InvalidInputError` (naming the argument) on bad input
     and :class:`~accountant.errors.InfeasibleTargetError` when even ``max_sigma`` is not
@@ -123,16 +140,22 @@ def calibrate_shuffled_noise_multiplier(
         neighbours=neighbours,
         sampler="balls-and-bins" if sampler == "balls-and-bins" else "shuffle",
     )
+    noise = {"cut": cut, "dimension": dimension, "truncation": truncation}
     evaluations = 0
 
     def upper_eps(sigma: float) -> float:
         nonlocal evaluations
         evaluations += 1
-        epoch = attrs.evolve(template, sigma=sigma)
-        accountant = PrivacyBuckets(accuracy=accuracy).compose(
-            epoch.dominating_mechanism, times=epochs
+        return shuffled_epochs_upper_epsilon(
+            sigma,
+            batch_size,
+            dataset_size,
+            epochs,
+            delta,
+            neighbours=neighbours,
+            accuracy=accuracy,
+            **noise,
         )
-        return float(accountant.epsilon(delta).upper)
 
     if upper_eps(max_sigma) > epsilon:
         raise InfeasibleTargetError(
@@ -147,49 +170,46 @@ def calibrate_shuffled_noise_multiplier(
             high = middle
         else:
             low = middle
-    epoch = attrs.evolve(template, sigma=high)
-    steps = epochs * epoch.batches
-    if sampler == "fixed-order":  # the epochs are the dominating Gaussian itself
-        buckets = PrivacyBuckets(accuracy=accuracy)
-        gaussian = buckets.compose(epoch.dominating_mechanism, times=epochs).epsilon(delta)
-        lower, upper = float(gaussian.lower), float(gaussian.upper)
-        poisson = float(buckets.compose(epoch.poisson_twin, times=steps).epsilon(delta).upper)
-    else:
-        bounds = shuffled_epochs_epsilon(
-            high,
-            batch_size,
-            dataset_size,
-            epochs,
-            delta,
-            neighbours=neighbours,
-            sampler=sampler,
-            intervals=intervals,
-            accuracy=accuracy,
-        )
-        lower, upper, poisson = bounds.lower, bounds.upper, bounds.poisson
-    poisson_sigma = calibrate_noise_multiplier(
-        epsilon=epsilon,
-        delta=delta,
-        sampling_rate=epoch.poisson_twin.sampling_rate,
-        steps=steps,
-        cut=math.inf,
-        tolerance=tolerance,
-    ).sigma
+    bounds = shuffled_epochs_epsilon(
+        high,
+        batch_size,
+        dataset_size,
+        epochs,
+        delta,
+        neighbours=neighbours,
+        sampler=sampler,
+        intervals=intervals,
+        accuracy=accuracy,
+        **noise,
+    )
+    subject = f"the Poisson accountant's sigma (poisson_sigma, not a bound for {sampler} epochs)"
+    with warnings_said_of(subject):
+        poisson_sigma = calibrate_noise_multiplier(
+            epsilon=epsilon,
+            delta=delta,
+            sampling_rate=template.poisson_twin.sampling_rate,
+            steps=bounds.steps,
+            tolerance=tolerance,
+            **noise,
+        ).sigma
     return SamplerCalibration(
         sigma=high,
         sigma_low=low,
         epsilon=epsilon,
         delta=delta,
-        upper=upper,
-        lower=lower,
-        poisson=poisson,
+        upper=bounds.upper,
+        lower=bounds.lower,
+        poisson=bounds.poisson,
         poisson_sigma=float(poisson_sigma),
         epochs=epochs,
-        steps=steps,
-        batches_per_epoch=epoch.batches,
+        steps=bounds.steps,
+        batches_per_epoch=bounds.batches_per_epoch,
         sampler=sampler,
         neighbours=neighbours,
         evaluations=evaluations,
+        cut=bounds.cut,
+        dimension=bounds.dimension,
+        truncation=bounds.truncation,
     )
 
 

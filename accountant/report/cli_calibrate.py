@@ -60,7 +60,8 @@ With --sampler shuffle, balls-and-bins or fixed-order (epochs that cover every
 example once: what Opacus trains with poisson_sampling=False), the Gaussian noise
 multiplier whose certified upper eps for --epochs epochs of --batch-size out of
 --dataset-size examples meets the target (no amplification by the sampler is
-claimed), with the explicit pair's lower eps and the Poisson figures beside it:
+claimed; with --cut and --dimension, noise cut per coordinate), with the explicit
+pair's lower eps and the Poisson figures beside it:
 
   accountant calibrate --epsilon 3 --delta 1e-5 --sampler shuffle \
       --batch-size 256 --dataset-size 60000 --epochs 10
@@ -68,8 +69,9 @@ claimed), with the explicit pair's lower eps and the Poisson figures beside it:
 
 #: --sampler's choices: Poisson sampling (the default), or epochs covering every example once.
 SAMPLERS = ("poisson", "shuffle", "balls-and-bins", "fixed-order")
-#: Options of Poisson sampling only, and of the epoch samplers only (each refused with the other).
-POISSON_ONLY = ("sampling_rate", "steps", "cut", "dimension", "truncation", "max_evaluations")
+#: Options of Poisson sampling only, and of the epoch samplers only (each refused with the
+#: other); ``--cut``, ``--dimension`` and ``--truncation`` belong to both.
+POISSON_ONLY = ("sampling_rate", "steps", "max_evaluations")
 EPOCHS_ONLY = ("batch_size", "dataset_size", "epochs", "neighbours")
 
 _TRUNCATIONS = ("renormalised", "resampled", "clamped")
@@ -123,7 +125,10 @@ def add_calibrate(subparsers) -> None:
         "--steps", type=int, help="number of releases (training steps) (poisson)"
     )
     mechanism.add_argument(
-        "--cut", type=float, help="noise cut at +-cut*sigma (inf: no cut) (poisson)"
+        "--cut",
+        type=float,
+        help="noise cut at +-cut*sigma (inf: no cut) (required with poisson; with an epoch "
+        "sampler, default: no cut)",
     )
     mechanism.add_argument("--batch-size", type=int, help="examples per batch (epoch samplers)")
     mechanism.add_argument(
@@ -145,8 +150,7 @@ def add_calibrate(subparsers) -> None:
     mechanism.add_argument(
         "--truncation",
         choices=_TRUNCATIONS,
-        help="renormalised (= resampled: redrawn until inside) or clamped (default: "
-        "renormalised) (poisson)",
+        help="renormalised (= resampled: redrawn until inside) or clamped (default: renormalised)",
     )
     search = parser.add_argument_group("search")
     search.add_argument(
@@ -199,8 +203,10 @@ def _check_sampler_options(args: argparse.Namespace) -> None:
 
 def _sampler_arguments(args: argparse.Namespace) -> dict:
     """:func:`~accountant.learning.shuffled_calibration.calibrate_shuffled_noise_multiplier`'s
-    keyword arguments, each value checked under its option's name."""
+    keyword arguments, each value checked under its option's name (no ``--cut``: Gaussian
+    noise)."""
     arguments = {
+        **_noise_arguments(args, math.inf if args.cut is None else args.cut),
         "epsilon": check_positive_real("--epsilon", args.epsilon),
         "delta": check_target_delta("--delta", args.delta),
         "batch_size": check_positive_int("--batch-size", args.batch_size),
@@ -237,13 +243,11 @@ def _accuracy(args: argparse.Namespace) -> float | None:
     return accuracy
 
 
-def _arguments(args: argparse.Namespace) -> dict:
-    """The library's keyword arguments, each value checked under its option's name."""
-    cut = args.cut
+def _noise_arguments(args: argparse.Namespace, cut: object) -> dict:
+    """``cut``, ``dimension`` and ``truncation``, checked under their options' names:
+    ``--dimension`` is required with a finite cut."""
     if not (isinstance(cut, float) and cut == math.inf):
         cut = check_positive_real("--cut", cut)
-    tolerance = _tolerance(args)
-    accuracy = _accuracy(args)
     dimension = args.dimension
     if dimension is None and cut != math.inf:
         raise InvalidInputError(
@@ -251,13 +255,23 @@ def _arguments(args: argparse.Namespace) -> dict:
             "noised coordinates per step (the model's trainable parameters; 1 for one number)"
         )
     return {
+        "cut": cut,
+        "dimension": None if dimension is None else check_positive_int("--dimension", dimension),
+        "truncation": args.truncation or "renormalised",
+    }
+
+
+def _arguments(args: argparse.Namespace) -> dict:
+    """The library's keyword arguments, each value checked under its option's name."""
+    noise = _noise_arguments(args, args.cut)
+    tolerance = _tolerance(args)
+    accuracy = _accuracy(args)
+    return {
         "epsilon": check_positive_real("--epsilon", args.epsilon),
         "delta": check_target_delta("--delta", args.delta),
         "sampling_rate": check_probability("--sampling-rate", args.sampling_rate),
         "steps": check_positive_int("--steps", args.steps),
-        "cut": cut,
-        "dimension": None if dimension is None else check_positive_int("--dimension", dimension),
-        "truncation": args.truncation or "renormalised",
+        **noise,
         "tolerance": tolerance,
         "accuracy": accuracy,
         "max_sigma": check_positive_real("--max-sigma", args.max_sigma),
@@ -328,12 +342,19 @@ def format_sampler_calibration(result) -> str:
         ("batches per epoch", str(result.batches_per_epoch)),
         ("PrivacyBuckets queries", str(result.evaluations)),
     ]
+    noise = "the dominating Gaussian of each epoch"
+    if result.cut != math.inf:
+        rows.insert(-1, ("coordinates per step", str(result.dimension)))
+        noise += (
+            f", coupled with noise cut at +-{result.cut:g} sigma per coordinate "
+            f"({result.truncation})"
+        )
     width = max(len(name) for name, _ in rows) + 2
     return "\n".join(
         [
             f"noise multiplier for eps = {result.epsilon:g}, delta = {result.delta:g} after "
             f"{result.epochs} {result.sampler} epochs ({result.steps} steps, "
-            f"{result.neighbours}; the dominating Gaussian of each epoch)",
+            f"{result.neighbours}; {noise})",
             "",
             *(f"  {name:<{width}}{value}" for name, value in rows),
         ]

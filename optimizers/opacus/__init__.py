@@ -36,15 +36,17 @@ For truncated noise the engine is :class:`TruncatedPrivacyEngine`, with Opacus's
         noise_multiplier=1.0, max_grad_norm=1.0,
     )
 
-Each step then adds noise cut at ``cut * noise_multiplier * max_grad_norm`` per
-coordinate (a :class:`TruncatedDPOptimizer`, or its twin for per-layer clipping,
-``DistributedDataParallel`` or ghost clipping) and is accounted as one release of
-:class:`accountant.SubsampledTruncatedGaussian` (SPEC section 1, "DP-SGD") on as many
-coordinates as the optimiser noises, composed in :class:`accountant.dpsgd.DPSGDAccountant`:
-the one-dimensional pair's certified lower bound, and an upper bound that covers every
-coordinate's cut (the coupling with the uncut Gaussian; guide "Using with Opacus").
-``PrivacyEngine(accountant="truncated")`` is refused: Opacus's own ``make_private`` would
-add untruncated noise.
+Each step adds noise cut at ``cut * noise_multiplier * max_grad_norm`` per coordinate (a
+:class:`TruncatedDPOptimizer`, or its twin for per-layer clipping,
+``DistributedDataParallel`` or ghost clipping). With ``poisson_sampling=False`` the engine
+accounts the loader's own shuffled or fixed-order epochs with that noise, as
+:class:`CertifiedPrivacyEngine` does with Gaussian noise; with Poisson sampling each step is
+accounted as one release of :class:`accountant.SubsampledTruncatedGaussian` (SPEC section 1,
+"DP-SGD") on as many coordinates as the optimiser noises, composed in
+:class:`accountant.dpsgd.DPSGDAccountant`: the one-dimensional pair's certified lower bound,
+and an upper bound that covers every coordinate's cut (the coupling with the uncut Gaussian;
+guide "Using with Opacus"). ``PrivacyEngine(accountant="truncated")`` is refused: Opacus's
+own ``make_private`` would add untruncated noise.
 """
 
 try:

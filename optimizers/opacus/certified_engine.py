@@ -40,11 +40,13 @@ it, in ``engine.calibration``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import torch
 from opacus import PrivacyEngine
+from opacus.accountants import IAccountant
 from opacus.distributed import DifferentiallyPrivateDistributedDataParallel
 from torch.distributed._composable.fsdp import FSDPModule
 from torch.nn.parallel import DistributedDataParallel
@@ -66,7 +68,15 @@ from optimizers.opacus.certified import DEFAULT_CERTIFIED_ACCURACY, CertifiedGau
 from optimizers.opacus.epochs import ShuffledEpochsAccountant
 from optimizers.opacus.state import CERTIFIED
 
-__all__ = ["CertifiedPrivacyEngine", "LoaderEpochs", "loader_epochs"]
+__all__ = [
+    "CertifiedPrivacyEngine",
+    "LoaderEpochs",
+    "checked_epochs_request",
+    "epochs_accountant_for",
+    "loader_calibration",
+    "loader_epochs",
+    "poisson_accountant_for",
+]
 
 
 @attrs.frozen
@@ -145,6 +155,105 @@ def loader_epochs(data_loader: Any) -> LoaderEpochs:
     return LoaderEpochs(kind, dataset_size, batch_size)
 
 
+def checked_epochs_request(
+    *,
+    module: Any,
+    data_loader: Any,
+    noise_multiplier: Any,
+    max_grad_norm: Any,
+    clipping: Any,
+    grad_sample_mode: Any,
+) -> LoaderEpochs:
+    """The epochs of ``data_loader`` for ``make_private(poisson_sampling=False)``, after
+    refusing what they cannot be accounted with (module docstring): clipping other than
+    ``"flat"``, ghost clipping, a distributed model, a bad noise multiplier or clip norm."""
+    if clipping != "flat":
+        raise InvalidInputError(
+            f"clipping={clipping!r} is not supported with poisson_sampling=False "
+            "(only 'flat' is accounted with shuffled or fixed-order epochs)"
+        )
+    if "ghost" in str(grad_sample_mode):
+        raise InvalidInputError(
+            f"grad_sample_mode={grad_sample_mode!r} is not supported with "
+            "poisson_sampling=False (the step hook checks each batch from the "
+            "per-example gradients, which ghost clipping does not keep)"
+        )
+    distributed = (
+        DifferentiallyPrivateDistributedDataParallel,
+        DistributedDataParallel,
+        FSDPModule,
+    )
+    if isinstance(module, distributed):
+        raise InvalidInputError(
+            f"module is a distributed {type(module).__name__}: not supported with "
+            "poisson_sampling=False (each process draws its own batches)"
+        )
+    check_positive_real("noise_multiplier", noise_multiplier)
+    check_positive_real("max_grad_norm", max_grad_norm)
+    return loader_epochs(data_loader)
+
+
+def epochs_accountant_for(
+    current: Any,
+    epochs: LoaderEpochs,
+    new: Callable[[], ShuffledEpochsAccountant],
+    engine: str,
+) -> ShuffledEpochsAccountant:
+    """The accountant of ``make_private(poisson_sampling=False)`` for ``epochs``, given the
+    engine's ``current`` one: ``current`` if it has accounted steps of the same epochs (the
+    next step starts an epoch), ``new()`` if it has accounted none; a history of other
+    epochs or of Poisson sampling is refused (``engine``: the engine class to use anew)."""
+    if isinstance(current, ShuffledEpochsAccountant) and len(current) > 0:
+        if attrs.asdict(epochs) == current.structure():
+            current.start_epoch()
+            return current
+        raise InvalidInputError(
+            f"data_loader draws {epochs.sampler} epochs of {epochs.dataset_size} examples "
+            f"in batches of {epochs.batch_size}, but this engine has accounted "
+            f"{len(current)} steps of {current.structure()}: use a new {engine} for another "
+            "data loader"
+        )
+    if not isinstance(current, ShuffledEpochsAccountant) and len(current) > 0:
+        raise InvalidInputError(
+            f"poisson_sampling=False on an engine whose accountant "
+            f"({type(current).__name__}) has accounted {len(current)} Poisson-sampled "
+            "steps: a Poisson history cannot be continued with shuffled or fixed-order "
+            f"epochs (use a new {engine})"
+        )
+    return new()
+
+
+def poisson_accountant_for(
+    current: Any, new: Callable[[], IAccountant], engine: str
+) -> IAccountant:
+    """The accountant of ``make_private(poisson_sampling=True)`` given the engine's
+    ``current`` one: ``current`` unless it accounts epochs, ``new()`` if those epochs have
+    no step yet; a history of epochs is refused (``engine``: the engine class to use
+    anew)."""
+    if not isinstance(current, ShuffledEpochsAccountant):
+        return current
+    if len(current) > 0:
+        raise InvalidInputError(
+            f"poisson_sampling=True on an engine whose accountant has accounted "
+            f"{len(current)} steps of {current.sampler} epochs: they cannot be "
+            f"continued with Poisson sampling (use a new {engine})"
+        )
+    return new()
+
+
+def loader_calibration(data_loader: Any, **arguments: Any) -> SamplerCalibration:
+    """:func:`~accountant.learning.shuffled_calibration.calibrate_shuffled_noise_multiplier`
+    for the epochs ``data_loader`` draws (:func:`loader_epochs`), with ``arguments`` (the
+    target, ``epochs``, and the engine's accuracy, partition and noise)."""
+    structure = loader_epochs(data_loader)
+    return calibrate_shuffled_noise_multiplier(
+        batch_size=structure.batch_size,
+        dataset_size=structure.dataset_size,
+        sampler=structure.sampler,
+        **arguments,
+    )
+
+
 class CertifiedPrivacyEngine(PrivacyEngine):
     """Opacus's ``PrivacyEngine`` certifying plain Gaussian DP-SGD with or without Poisson
     sampling (module docstring): ``make_private`` and ``make_private_with_epsilon`` take
@@ -175,29 +284,6 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         self.accountant = CertifiedGaussianAccountant(self.accuracy)
         self.calibration: SamplerCalibration | None = None
 
-    def _epochs_accountant(self, epochs: LoaderEpochs) -> ShuffledEpochsAccountant:
-        """The accountant for ``epochs``: this engine's if it accounts the same epochs
-        (the next step starts an epoch), else a new one; a Poisson history is refused."""
-        current = self.accountant
-        if isinstance(current, ShuffledEpochsAccountant) and len(current) > 0:
-            if attrs.asdict(epochs) == current.structure():
-                current.start_epoch()
-                return current
-            raise InvalidInputError(
-                f"data_loader draws {epochs.sampler} epochs of {epochs.dataset_size} examples "
-                f"in batches of {epochs.batch_size}, but this engine has accounted "
-                f"{len(current)} steps of {current.structure()}: use a new "
-                "CertifiedPrivacyEngine for another data loader"
-            )
-        if not isinstance(current, ShuffledEpochsAccountant) and len(current) > 0:
-            raise InvalidInputError(
-                f"poisson_sampling=False on an engine whose accountant "
-                f"({type(current).__name__}) has accounted {len(current)} Poisson-sampled "
-                "steps: a Poisson history cannot be continued with shuffled or fixed-order "
-                "epochs (use a new CertifiedPrivacyEngine)"
-            )
-        return self._new_epochs(epochs)
-
     def _new_epochs(self, epochs: LoaderEpochs) -> ShuffledEpochsAccountant:
         return ShuffledEpochsAccountant(
             sampler=epochs.sampler,
@@ -206,18 +292,6 @@ class CertifiedPrivacyEngine(PrivacyEngine):
             accuracy=self.accuracy,
             intervals=self.intervals,
         )
-
-    def _poisson_accountant(self) -> CertifiedGaussianAccountant:
-        current = self.accountant
-        if isinstance(current, ShuffledEpochsAccountant):
-            if len(current) > 0:
-                raise InvalidInputError(
-                    f"poisson_sampling=True on an engine whose accountant has accounted "
-                    f"{len(current)} steps of {current.sampler} epochs: they cannot be "
-                    "continued with Poisson sampling (use a new CertifiedPrivacyEngine)"
-                )
-            return CertifiedGaussianAccountant(self.accuracy)
-        return current
 
     def make_private(
         self,
@@ -236,32 +310,26 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         certified accountant of the loader's sampler (module docstring); what cannot be
         accounted is refused before anything is made."""
         if poisson_sampling is True:
-            self.accountant = self._poisson_accountant()
-        elif poisson_sampling is False:
-            if clipping != "flat":
-                raise InvalidInputError(
-                    f"clipping={clipping!r} is not supported with poisson_sampling=False "
-                    "(only 'flat' is accounted with shuffled or fixed-order epochs)"
-                )
-            if "ghost" in str(grad_sample_mode):
-                raise InvalidInputError(
-                    f"grad_sample_mode={grad_sample_mode!r} is not supported with "
-                    "poisson_sampling=False (the step hook checks each batch from the "
-                    "per-example gradients, which ghost clipping does not keep)"
-                )
-            distributed = (
-                DifferentiallyPrivateDistributedDataParallel,
-                DistributedDataParallel,
-                FSDPModule,
+            self.accountant = poisson_accountant_for(
+                self.accountant,
+                lambda: CertifiedGaussianAccountant(self.accuracy),
+                "CertifiedPrivacyEngine",
             )
-            if isinstance(module, distributed):
-                raise InvalidInputError(
-                    f"module is a distributed {type(module).__name__}: not supported with "
-                    "poisson_sampling=False (each process draws its own batches)"
-                )
-            check_positive_real("noise_multiplier", noise_multiplier)
-            check_positive_real("max_grad_norm", max_grad_norm)
-            self.accountant = self._epochs_accountant(loader_epochs(data_loader))
+        elif poisson_sampling is False:
+            epochs = checked_epochs_request(
+                module=module,
+                data_loader=data_loader,
+                noise_multiplier=noise_multiplier,
+                max_grad_norm=max_grad_norm,
+                clipping=clipping,
+                grad_sample_mode=grad_sample_mode,
+            )
+            self.accountant = epochs_accountant_for(
+                self.accountant,
+                epochs,
+                lambda: self._new_epochs(epochs),
+                "CertifiedPrivacyEngine",
+            )
         else:
             raise InvalidInputError(
                 f"poisson_sampling must be True or False, got {poisson_sampling!r}"
@@ -290,7 +358,11 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         :attr:`calibration`, then :meth:`make_private` with it."""
         poisson_sampling = kwargs.get("poisson_sampling", True)
         if poisson_sampling is True:
-            self.accountant = self._poisson_accountant()
+            self.accountant = poisson_accountant_for(
+                self.accountant,
+                lambda: CertifiedGaussianAccountant(self.accuracy),
+                "CertifiedPrivacyEngine",
+            )
             self.calibration = None
             return super().make_private_with_epsilon(**kwargs)
         if poisson_sampling is not False:
@@ -304,14 +376,11 @@ class CertifiedPrivacyEngine(PrivacyEngine):
         epsilon = check_positive_real("target_epsilon", rest.pop("target_epsilon"))
         delta = check_target_delta("target_delta", rest.pop("target_delta"))
         epochs = check_positive_int("epochs", rest.pop("epochs"))
-        structure = loader_epochs(rest.get("data_loader"))
-        self.calibration = calibrate_shuffled_noise_multiplier(
+        self.calibration = loader_calibration(
+            rest.get("data_loader"),
             epsilon=epsilon,
             delta=delta,
-            batch_size=structure.batch_size,
-            dataset_size=structure.dataset_size,
             epochs=epochs,
-            sampler=structure.sampler,
             intervals=self.intervals,
             accuracy=self.accuracy,
         )

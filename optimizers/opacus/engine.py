@@ -11,10 +11,18 @@ number of noised coordinates: the optimiser's trainable parameters. With
 ``DistributedDataParallel`` every process holds the whole model and the noise is drawn
 on rank 0 only, once per step over all of them, so the dimension is the same.
 
-Refused when asked, before the model is touched, naming the argument: Poisson sampling
-off (the accountant assumes it; truncated noise with shuffled epochs is not accounted yet,
-plain Gaussian noise with them is, by
-:class:`~optimizers.opacus.certified_engine.CertifiedPrivacyEngine`), adaptive clipping
+``poisson_sampling=False`` (the caller's own ``DataLoader``, shuffled or in a fixed
+order): the engine reads the loader's epochs as
+:class:`~optimizers.opacus.certified_engine.CertifiedPrivacyEngine` does and accounts them
+with a :class:`~optimizers.opacus.epochs.ShuffledEpochsAccountant` holding this engine's
+cut and truncation (:func:`accountant.shuffled_epochs_epsilon` with the cut, per
+coordinate, on the optimiser's trainable coordinates); ``make_private_with_epsilon``
+calibrates for those epochs (:func:`accountant.calibrate_shuffled_noise_multiplier`). What
+that engine refuses with ``poisson_sampling=False`` is refused here too (other samplers,
+clipping other than flat, ghost clipping, a distributed model, mixing samplers on one
+history).
+
+Refused when asked, before the model is touched, naming the argument: adaptive clipping
 (Opacus's ``AdaClipDPOptimizer`` spends privacy on the clip norm as well), FSDP
 (``FSDPModule``, ``grad_sample_mode="ghost_fsdp"``: each rank noises its shard or a
 share of the noise), a noise multiplier too small for the cut (``cut * noise_multiplier
@@ -38,7 +46,14 @@ from opacus.optimizers import DPOptimizer, get_optimizer_class
 from torch.distributed._composable.fsdp import FSDPModule
 from torch.nn.parallel import DistributedDataParallel
 
-from accountant import InvalidInputError, NoiseCalibration, calibrate_noise_multiplier
+from accountant import (
+    InvalidInputError,
+    NoiseCalibration,
+    SubsampledTruncatedGaussian,
+    calibrate_noise_multiplier,
+)
+from accountant.learning.shuffled_calibration import SamplerCalibration
+from accountant.mechanisms.shuffled import DEFAULT_INTERVALS
 from accountant.validation import (
     check_positive_int,
     check_positive_real,
@@ -46,6 +61,14 @@ from accountant.validation import (
     shown,
 )
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
+from optimizers.opacus.certified_engine import (
+    LoaderEpochs,
+    checked_epochs_request,
+    epochs_accountant_for,
+    loader_calibration,
+    poisson_accountant_for,
+)
+from optimizers.opacus.epochs import ShuffledEpochsAccountant
 from optimizers.opacus.optimizer import TruncatedDPOptimizer, truncated_optimizer_class
 from optimizers.opacus.settings import DEFAULT_CUT, DEFAULT_TRUNCATION, TruncationSettings
 from optimizers.opacus.state import CERTIFIED
@@ -85,8 +108,11 @@ class TruncatedPrivacyEngine(PrivacyEngine):
     coordinate (default :data:`~optimizers.opacus.settings.DEFAULT_CUT` = 10);
     ``truncation``: ``"renormalised"`` (= ``"resampled"``, the default) or ``"clamped"``;
     ``accuracy``: the PrivacyBuckets accuracy of the accountant (default 1e-4);
-    ``secure_mode``: Opacus's. :attr:`accountant` is a
-    :class:`~optimizers.opacus.accountant.TruncatedAccountant` with these settings;
+    ``intervals``: the partition of the shuffled lower bound's max statistic
+    (``poisson_sampling=False``); ``secure_mode``: Opacus's. :attr:`accountant` is a
+    :class:`~optimizers.opacus.accountant.TruncatedAccountant` with these settings (a
+    :class:`~optimizers.opacus.epochs.ShuffledEpochsAccountant` with them after
+    ``make_private(poisson_sampling=False)``);
     :meth:`make_private` and :meth:`make_private_with_epsilon` take Opacus's arguments and
     return what Opacus returns, the optimiser a truncated twin of Opacus's
     (:class:`~optimizers.opacus.optimizer.TruncatedDPOptimizer` or a subclass).
@@ -100,14 +126,18 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         cut: float = DEFAULT_CUT,
         truncation: str = DEFAULT_TRUNCATION,
         accuracy: float = DEFAULT_ACCURACY,
+        intervals: int = DEFAULT_INTERVALS,
         secure_mode: bool = False,
     ) -> None:
         accountant = TruncatedAccountant(cut, truncation, accuracy)
+        self.intervals = check_positive_int("intervals", intervals)
         super().__init__(accountant=CERTIFIED, secure_mode=secure_mode)
         self.accountant = accountant
-        #: The :class:`accountant.NoiseCalibration` of the last
-        #: :meth:`make_private_with_epsilon` (``None`` before one).
-        self.calibration: NoiseCalibration | None = None
+        #: What the last :meth:`make_private_with_epsilon` found: an
+        #: :class:`accountant.NoiseCalibration` (Poisson sampling) or a
+        #: :class:`~accountant.learning.shuffled_calibration.SamplerCalibration`
+        #: (``poisson_sampling=False``); ``None`` before one.
+        self.calibration: NoiseCalibration | SamplerCalibration | None = None
 
     @property
     def truncated_accountant(self) -> TruncatedAccountant:
@@ -123,7 +153,27 @@ class TruncatedPrivacyEngine(PrivacyEngine):
     @property
     def settings(self) -> TruncationSettings:
         """The accountant's cut and truncation: the noise every optimiser made adds."""
+        accountant = self.accountant
+        if isinstance(accountant, ShuffledEpochsAccountant) and accountant.settings is not None:
+            return accountant.settings
         return self.truncated_accountant.settings
+
+    def _new_epochs(self, epochs: LoaderEpochs) -> ShuffledEpochsAccountant:
+        """A :class:`~optimizers.opacus.epochs.ShuffledEpochsAccountant` of ``epochs``
+        with this engine's noise and accuracy."""
+        return ShuffledEpochsAccountant(
+            sampler=epochs.sampler,
+            dataset_size=epochs.dataset_size,
+            batch_size=epochs.batch_size,
+            accuracy=self.accuracy,
+            intervals=self.intervals,
+            settings=self.settings,
+        )
+
+    @property
+    def accuracy(self) -> float:
+        """The PrivacyBuckets accuracy of this engine's accountant."""
+        return float(self.accountant.accuracy)
 
     def _check_request(
         self,
@@ -139,14 +189,9 @@ class TruncatedPrivacyEngine(PrivacyEngine):
     ) -> tuple[float, Any]:
         """Everything :meth:`make_private` refuses (module docstring), before anything is
         made; returns the checked noise multiplier and clip norm(s)."""
-        accountant = self.truncated_accountant
-        if poisson_sampling is not True:
+        if poisson_sampling is not True and poisson_sampling is not False:
             raise InvalidInputError(
-                f"poisson_sampling={poisson_sampling!r} is not supported with truncated "
-                "noise by this engine (only poisson_sampling=True is accounted here; "
-                "accountant.shuffled_epochs_epsilon(..., cut=, dimension=) bounds truncated "
-                "noise with shuffled epochs offline); for plain Gaussian noise, "
-                "optimizers.opacus.CertifiedPrivacyEngine accounts poisson_sampling=False"
+                f"poisson_sampling must be True or False, got {poisson_sampling!r}"
             )
         if isinstance(module, FSDPModule) or grad_sample_mode == "ghost_fsdp":
             raise InvalidInputError(
@@ -175,8 +220,37 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         truncated_optimizer_class(opacus_class)
         clip = _checked_max_grad_norm(max_grad_norm, clipping, optimizer)
         sigma = check_positive_real("noise_multiplier", noise_multiplier)
-        batches = check_positive_int("len(data_loader)", len(data_loader))
-        accountant.mechanism_of(sigma, 1.0 / batches)  # refuses cut * sigma <= 1/2
+        if poisson_sampling:
+            accountant = poisson_accountant_for(
+                self.accountant,
+                lambda: TruncatedAccountant(
+                    self.settings.cut, self.settings.truncation, self.accuracy
+                ),
+                "TruncatedPrivacyEngine",
+            )
+            rate = 1.0 / check_positive_int("len(data_loader)", len(data_loader))
+        else:
+            epochs = checked_epochs_request(
+                module=module,
+                data_loader=data_loader,
+                noise_multiplier=sigma,
+                max_grad_norm=clip,
+                clipping=clipping,
+                grad_sample_mode=grad_sample_mode,
+            )
+            accountant = epochs_accountant_for(
+                self.accountant,
+                epochs,
+                lambda: self._new_epochs(epochs),
+                "TruncatedPrivacyEngine",
+            )
+            rate = epochs.batch_size / epochs.dataset_size
+        SubsampledTruncatedGaussian(  # refuses cut * sigma <= 1/2, naming them
+            sigma=sigma,
+            sampling_rate=rate,
+            cut=self.settings.cut,
+            truncation=self.settings.law,
+        )
         dimension = noised_coordinates(optimizer)
         if dimension == 0:
             raise InvalidInputError(
@@ -188,6 +262,7 @@ class TruncatedPrivacyEngine(PrivacyEngine):
                 f"{accountant.dimension} this engine's accountant has accounted: use a new "
                 "TruncatedPrivacyEngine for another model"
             )
+        self.accountant = accountant
         return sigma, clip
 
     def make_private(
@@ -206,8 +281,9 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         """Opacus's ``make_private`` (same arguments, same return: ``(module, optimizer,
         data_loader)``, with ghost clipping ``(module, optimizer, criterion,
         data_loader)``) whose optimiser adds this engine's truncated noise and tells the
-        accountant its dimension. Refuses what cannot be accounted (module docstring)
-        before anything is made."""
+        accountant its dimension; with ``poisson_sampling=False`` the accountant is that of
+        the loader's epochs (module docstring). Refuses what cannot be accounted before
+        anything is made."""
         sigma, clip = self._check_request(
             module=module,
             optimizer=optimizer,
@@ -234,7 +310,7 @@ class TruncatedPrivacyEngine(PrivacyEngine):
             raise InvalidInputError(
                 f"make_private built {type(private).__name__}, not a TruncatedDPOptimizer"
             )
-        self.truncated_accountant.learn_dimension(sum(p.numel() for p in private.params))
+        self.accountant.learn_dimension(sum(p.numel() for p in private.params))
         return made
 
     def _prepare_optimizer(
@@ -283,45 +359,69 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         epochs: int,
         max_grad_norm: float | list[float],
         tolerance: float = 1e-3,
+        poisson_sampling: bool = True,
         **kwargs: Any,
     ) -> tuple[Any, ...]:
-        """:meth:`make_private` with the noise multiplier of the certified calibration
-        (:func:`accountant.calibrate_noise_multiplier`, kept in :attr:`calibration`):
-        the smallest found whose certified delta at ``target_epsilon`` after ``epochs *
-        len(data_loader)`` steps at sampling rate ``1 / len(data_loader)`` on the
-        optimiser's trainable coordinates is at most ``target_delta``, with this engine's
-        cut and truncation (Opacus's own searches with its RDP or PRV estimate instead).
-        ``tolerance``: the relative width ``sigma / sigma_low - 1`` sought. Returns what
-        Opacus returns. Refuses an accountant that has already accounted steps (the
-        calibration assumes none; Opacus only warns)."""
-        accountant = self.truncated_accountant
-        if len(accountant) > 0:
+        """:meth:`make_private` with the noise multiplier of the certified calibration, kept
+        in :attr:`calibration`: the smallest found whose certified eps at ``target_delta``
+        after ``epochs`` epochs on the optimiser's trainable coordinates, with this engine's
+        cut and truncation, is at most ``target_epsilon`` (Opacus's own searches with its
+        RDP or PRV estimate instead). With Poisson sampling
+        (:func:`accountant.calibrate_noise_multiplier`): ``epochs * len(data_loader)``
+        steps at rate ``1 / len(data_loader)``. With ``poisson_sampling=False``
+        (:func:`accountant.calibrate_shuffled_noise_multiplier`): the loader's own epochs,
+        with the Poisson figures beside them. ``tolerance``: the relative width ``sigma /
+        sigma_low - 1`` sought. Returns what Opacus returns. Refuses an accountant that has
+        already accounted steps (the calibration assumes none; Opacus only warns)."""
+        if len(self.accountant) > 0:
             raise InvalidInputError(
-                f"privacy_engine.accountant has already accounted {len(accountant)} steps; "
-                "calibration assumes none (use a fresh engine)"
+                f"privacy_engine.accountant has already accounted {len(self.accountant)} "
+                "steps; calibration assumes none (use a fresh engine)"
             )
-        batches = check_positive_int("len(data_loader)", len(data_loader))
+        if poisson_sampling is not True and poisson_sampling is not False:
+            raise InvalidInputError(
+                f"poisson_sampling must be True or False, got {poisson_sampling!r}"
+            )
         dimension = noised_coordinates(optimizer)
         if dimension == 0:
             raise InvalidInputError(
                 "dimension is unknown: optimizer has no trainable parameter (pass the "
                 "optimizer of the model to train, its parameters requiring gradients)"
             )
-        self.calibration = calibrate_noise_multiplier(
-            epsilon=check_positive_real("target_epsilon", target_epsilon),
-            delta=check_target_delta("target_delta", target_delta),
-            sampling_rate=1.0 / batches,
-            steps=check_positive_int("epochs", epochs) * batches,
-            cut=accountant.settings.cut,
-            dimension=dimension,
-            truncation=accountant.settings.truncation,
-            tolerance=tolerance,
-        )
+        epsilon = check_positive_real("target_epsilon", target_epsilon)
+        delta = check_target_delta("target_delta", target_delta)
+        epochs = check_positive_int("epochs", epochs)
+        noise = {
+            "cut": self.settings.cut,
+            "dimension": dimension,
+            "truncation": self.settings.law,
+            "tolerance": tolerance,
+        }
+        if poisson_sampling:
+            batches = check_positive_int("len(data_loader)", len(data_loader))
+            self.calibration = calibrate_noise_multiplier(
+                epsilon=epsilon,
+                delta=delta,
+                sampling_rate=1.0 / batches,
+                steps=epochs * batches,
+                **noise,
+            )
+        else:
+            self.calibration = loader_calibration(
+                data_loader,
+                epsilon=epsilon,
+                delta=delta,
+                epochs=epochs,
+                intervals=self.intervals,
+                accuracy=self.accuracy,
+                **noise,
+            )
         return self.make_private(
             module=module,
             optimizer=optimizer,
             data_loader=data_loader,
             noise_multiplier=self.calibration.sigma,
             max_grad_norm=max_grad_norm,
+            poisson_sampling=poisson_sampling,
             **kwargs,
         )

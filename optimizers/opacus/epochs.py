@@ -29,6 +29,19 @@ multiplier ``sigma``, and bounds eps with :func:`accountant.shuffled_epochs_epsi
   Gaussian at rate ``b / n``, as :func:`~accountant.shuffled_epochs_epsilon` states it);
   it bounds nothing about these samplers.
 
+All three come from one call of :func:`~accountant.shuffled_epochs_epsilon` with the
+epochs started, those completed and the steps taken.
+
+**Truncated noise** (``settings``, a
+:class:`~optimizers.opacus.settings.TruncationSettings`; what
+:class:`~optimizers.opacus.engine.TruncatedPrivacyEngine` builds with
+``poisson_sampling=False``): each of the ``dimension`` noised coordinates of every step is
+cut at ``+-cut sigma C``; the bracket is that of
+:func:`~accountant.shuffled_epochs_epsilon` with that ``cut``, ``dimension`` and
+``truncation`` (the uncut run's ends, coupled with the cut run). ``dimension`` is learnt
+from the optimiser (:meth:`~ShuffledEpochsAccountant.learn_dimension`) and a query before
+it is known is refused.
+
 **Epochs.** Steps are counted in epochs of ``T``: a run of steps starts at an epoch
 boundary (a new accountant, :meth:`~ShuffledEpochsAccountant.start_epoch`, which
 ``CertifiedPrivacyEngine.make_private`` calls when it reuses an accountant, and
@@ -39,11 +52,14 @@ that is not announced is the one thing the accountant cannot see). The step hook
 what it can see is not such a run: a step over more examples than the loader's batch at
 that position (in particular a full batch where the short last batch is due), gradient
 accumulation over several batches per step, a changed noise multiplier (the bounds of
-:func:`~accountant.shuffled_epochs_epsilon` are for one ``sigma``), and truncated noise.
+:func:`~accountant.shuffled_epochs_epsilon` are for one ``sigma``), and noise other than
+the accountant's (truncated noise on a Gaussian accountant, other settings or none on a
+truncated one).
 
 Not registered with Opacus: ``create_accountant`` builds an accountant without arguments,
 and the epoch structure comes from the data loader, which only the engine sees; use
-:class:`~optimizers.opacus.certified_engine.CertifiedPrivacyEngine`.
+:class:`~optimizers.opacus.certified_engine.CertifiedPrivacyEngine` (Gaussian noise) or
+:class:`~optimizers.opacus.engine.TruncatedPrivacyEngine` (truncated noise).
 """
 
 from __future__ import annotations
@@ -57,11 +73,9 @@ from opacus.accountants import IAccountant
 
 from accountant import (
     InvalidInputError,
-    PrivacyBuckets,
     SamplerEpsilonBounds,
     shuffled_epochs_epsilon,
 )
-from accountant.mechanisms import ShuffledEpoch
 from accountant.mechanisms.shuffled import DEFAULT_INTERVALS
 from accountant.validation import (
     check_choice,
@@ -74,7 +88,13 @@ from accountant.validation import (
 )
 from optimizers.opacus.certified import DEFAULT_CERTIFIED_ACCURACY
 from optimizers.opacus.composing import prv_style_upper
-from optimizers.opacus.state import GAUSSIAN_MECHANISMS, MECHANISM, SHUFFLED_EPOCHS
+from optimizers.opacus.settings import TruncationSettings
+from optimizers.opacus.state import (
+    GAUSSIAN_MECHANISMS,
+    MECHANISM,
+    SHUFFLED_EPOCHS,
+    checked_dimension,
+)
 
 __all__ = ["EPOCH_SAMPLERS", "EpochSegment", "ShuffledEpochsAccountant"]
 
@@ -130,7 +150,10 @@ class ShuffledEpochsAccountant(IAccountant):
     ``sampler``: ``"shuffle"`` or ``"fixed-order"``; ``dataset_size``, ``batch_size``: the
     epoch structure (``len(data_loader.dataset)``, ``data_loader.batch_size``; at most
     ``dataset_size``); ``accuracy``: PrivacyBuckets' accuracy (default that of
-    ``"certified"``); ``intervals``: the partition of the lower bound's max statistic.
+    ``"certified"``); ``intervals``: the partition of the lower bound's max statistic;
+    ``settings``: the truncation of the noise (``None``, the default: Gaussian noise) and
+    ``dimension`` the coordinates noised per step (with ``settings``; ``None``: learnt from
+    the optimiser).
 
     ``history`` is a list of ``(noise_multiplier, steps)``: each entry steps from an epoch
     boundary on. :meth:`get_epsilon` is the certified upper bound,
@@ -147,8 +170,21 @@ class ShuffledEpochsAccountant(IAccountant):
         batch_size: int,
         accuracy: float = DEFAULT_CERTIFIED_ACCURACY,
         intervals: int = DEFAULT_INTERVALS,
+        settings: TruncationSettings | None = None,
+        dimension: int | None = None,
     ) -> None:
         self.sampler = check_choice("sampler", sampler, EPOCH_SAMPLERS)
+        if settings is not None and not isinstance(settings, TruncationSettings):
+            raise InvalidInputError(
+                f"settings must be a TruncationSettings or None, got {shown(settings)}"
+            )
+        if settings is None and dimension is not None:
+            raise InvalidInputError(
+                f"dimension={dimension!r} is given without settings: the dimension only "
+                "matters for truncated noise (each coordinate cut separately)"
+            )
+        self.settings = settings
+        self._dimension = None if dimension is None else check_positive_int("dimension", dimension)
         self.dataset_size = check_positive_int("dataset_size", dataset_size)
         self.batch_size = check_positive_int("batch_size", batch_size)
         if self.batch_size > self.dataset_size:
@@ -187,10 +223,40 @@ class ShuffledEpochsAccountant(IAccountant):
             "batch_size": self.batch_size,
         }
 
-    def _epoch(self, sigma: float) -> ShuffledEpoch:
-        return ShuffledEpoch(
-            sigma=sigma, batch_size=self.batch_size, dataset_size=self.dataset_size
-        )
+    @property
+    def dimension(self) -> int | None:
+        """The coordinates noised per step (truncated noise; ``None`` until known)."""
+        return self._dimension
+
+    def learn_dimension(self, dimension: int) -> None:
+        """Set :attr:`dimension` (from the optimiser) for truncated noise (with Gaussian
+        noise every coordinate is accounted alike and nothing is kept); refuses a
+        different one once known."""
+        dimension = check_positive_int("dimension", dimension)
+        if self.settings is None:
+            return
+        if self._dimension is not None and dimension != self._dimension:
+            raise InvalidInputError(
+                f"dimension must stay {self._dimension} (the coordinates this accountant "
+                f"has accounted), got {dimension}"
+            )
+        self._dimension = dimension
+
+    def _noise(self) -> dict[str, Any]:
+        """The noise arguments of :func:`~accountant.shuffled_epochs_epsilon`."""
+        if self.settings is None:
+            return {}
+        if self._dimension is None:
+            raise InvalidInputError(
+                "dimension is unknown: make the optimiser with TruncatedPrivacyEngine"
+                "(...).make_private(poisson_sampling=False), or build "
+                "ShuffledEpochsAccountant(..., dimension=d) with d the trainable coordinates"
+            )
+        return {
+            "cut": self.settings.cut,
+            "dimension": self._dimension,
+            "truncation": self.settings.law,
+        }
 
     # -- the history ------------------------------------------------------------------
 
@@ -268,62 +334,45 @@ class ShuffledEpochsAccountant(IAccountant):
     def epsilon_bounds(self, delta: float) -> SamplerEpsilonBounds:
         """Certified ``lower <= eps(delta) <= upper`` of the steps so far, and the Poisson
         figure ``poisson`` (module docstring), as a
-        :class:`~accountant.SamplerEpsilonBounds` whose ``epochs`` are the epochs started
-        and ``steps`` the steps taken (all 0 before a step). Cached until the next step."""
+        :class:`~accountant.SamplerEpsilonBounds` whose ``epochs`` are the epochs started,
+        ``completed_epochs`` those run to their end and ``steps`` the steps taken (all 0
+        before a step). Cached until the next step."""
         delta = check_target_delta("delta", delta)
         key = (delta, tuple(self._history))
         if key in self._answers:
             return self._answers[key]
-        started, steps = self.epochs_started(), len(self)
-        if steps == 0:
-            lower = upper = poisson = 0.0
+        noise = self._noise()
+        if not self._history:
+            answer = SamplerEpsilonBounds(
+                lower=0.0,
+                upper=0.0,
+                poisson=0.0,
+                delta=delta,
+                epochs=0,
+                steps=0,
+                batches_per_epoch=self.batches_per_epoch,
+                sampler=self.sampler,
+                neighbours="add-remove",
+                intervals=self.intervals,
+                completed_epochs=0,
+                **noise,
+            )
         else:
-            sigma = self._history[0][0]
-            lower, upper, poisson = self._bounds(sigma, started, steps, delta)
-        answer = SamplerEpsilonBounds(
-            lower=lower,
-            upper=upper,
-            poisson=poisson,
-            delta=delta,
-            epochs=started,
-            steps=steps,
-            batches_per_epoch=self.batches_per_epoch,
-            sampler=self.sampler,
-            neighbours="add-remove",
-            intervals=self.intervals,
-        )
+            answer = shuffled_epochs_epsilon(
+                self._history[0][0],
+                self.batch_size,
+                self.dataset_size,
+                self.epochs_started(),
+                delta,
+                sampler=self.sampler,
+                intervals=self.intervals,
+                accuracy=self.accuracy,
+                steps=len(self),
+                completed_epochs=self.epochs_completed(),
+                **noise,
+            )
         self._answers = {key: answer}
         return answer
-
-    def _bounds(
-        self, sigma: float, started: int, steps: int, delta: float
-    ) -> tuple[float, float, float]:
-        epoch = self._epoch(sigma)
-        buckets = PrivacyBuckets(accuracy=self.accuracy)
-        if self.sampler == "shuffle":
-            run = self._shuffled(sigma, started, delta)
-            if steps == started * self.batches_per_epoch:  # whole epochs: one call
-                return max(run.lower, 0.0), run.upper, run.poisson
-            completed = self.epochs_completed()
-            lower = self._shuffled(sigma, completed, delta).lower if completed else 0.0
-            upper = run.upper
-        else:
-            gaussian = buckets.compose(epoch.dominating_mechanism, times=started).epsilon(delta)
-            lower, upper = float(gaussian.lower), float(gaussian.upper)
-        poisson = buckets.compose(epoch.poisson_twin, times=steps).epsilon(delta).upper
-        return max(float(lower), 0.0), float(upper), float(poisson)
-
-    def _shuffled(self, sigma: float, epochs: int, delta: float) -> SamplerEpsilonBounds:
-        return shuffled_epochs_epsilon(
-            sigma,
-            self.batch_size,
-            self.dataset_size,
-            epochs,
-            delta,
-            sampler="shuffle",
-            intervals=self.intervals,
-            accuracy=self.accuracy,
-        )
 
     def get_epsilon(
         self,
@@ -351,16 +400,27 @@ class ShuffledEpochsAccountant(IAccountant):
     # -- Opacus's hook and state ------------------------------------------------------
 
     def check_step(self, optimizer: Any) -> None:
-        """Refuse a step this accountant cannot account (module docstring): truncated
-        noise, several batches accumulated, more examples than the loader's batch at this
-        position of the epoch."""
+        """Refuse a step this accountant cannot account (module docstring): noise other
+        than the accountant's, several batches accumulated, more examples than the loader's
+        batch at this position of the epoch. With truncated noise, learn the dimension
+        from the optimiser's parameters."""
         settings = getattr(optimizer, "truncation_settings", None)
-        if settings is not None:
+        if self.settings is None and settings is not None:
             raise InvalidInputError(
                 "optimizer must add Opacus's untruncated Gaussian noise to be accounted by "
-                f"ShuffledEpochsAccountant, got {type(optimizer).__name__} with {settings} "
-                "(truncated noise with shuffled epochs is not accounted yet)"
+                f"this ShuffledEpochsAccountant (built without settings), got "
+                f"{type(optimizer).__name__} with {settings}: make truncated noise with "
+                "TruncatedPrivacyEngine.make_private(poisson_sampling=False)"
             )
+        if self.settings is not None:
+            if not isinstance(settings, TruncationSettings) or not settings.same_law(self.settings):
+                raise InvalidInputError(
+                    f"optimizer must add noise with {self.settings} (a TruncatedDPOptimizer "
+                    "from TruncatedPrivacyEngine.make_private), got "
+                    f"{type(optimizer).__name__} with "
+                    f"{settings if settings is not None else 'untruncated Gaussian noise'}"
+                )
+            self.learn_dimension(sum(p.numel() for p in optimizer.params))
         accumulated = optimizer.accumulated_iterations
         if accumulated != 1:
             raise InvalidInputError(
@@ -396,14 +456,50 @@ class ShuffledEpochsAccountant(IAccountant):
 
         return hook
 
+    def noise_state(self) -> dict[str, Any]:
+        """``settings`` (``None``: Gaussian noise; else ``{"cut", "truncation"}``) and
+        ``dimension``: the noise the history was accounted with."""
+        settings = None
+        if self.settings is not None:
+            settings = {"cut": self.settings.cut, "truncation": self.settings.truncation}
+        return {"settings": settings, "dimension": self._dimension}
+
     def state_dict(self, destination: Any = None) -> Any:
-        """Opacus's ``history`` and ``mechanism``, and the epoch structure
-        (:meth:`structure`)."""
+        """Opacus's ``history`` and ``mechanism``, the epoch structure (:meth:`structure`)
+        and the noise (:meth:`noise_state`)."""
         destination = OrderedDict() if destination is None else destination
         destination["history"] = list(self._history)
         destination["mechanism"] = self.MECHANISM
         destination.update(self.structure())
+        destination.update(self.noise_state())
         return destination
+
+    def _checked_noise_state(self, state_dict: Mapping) -> int | None:
+        """The dimension of ``state_dict``, refused when its noise is not this
+        accountant's. A state without ``settings`` (written before truncated noise was
+        accounted) is one of Gaussian noise."""
+        settings = state_dict.get("settings")
+        if settings is None or self.settings is None:
+            if settings is not None or self.settings is not None:
+                given = "Gaussian noise" if settings is None else shown(settings)
+                raise InvalidInputError(
+                    f"state_dict['settings'] describes {given}, but this accountant "
+                    f"accounts {self.settings or 'Gaussian noise'}: build it with the same "
+                    "noise"
+                )
+            return None
+        if not isinstance(settings, Mapping) or set(settings) != {"cut", "truncation"}:
+            raise InvalidInputError(
+                "state_dict['settings'] must be None or {'cut': ..., 'truncation': ...}, "
+                f"got {shown(settings)}"
+            )
+        given = TruncationSettings(cut=settings["cut"], truncation=settings["truncation"])
+        if not given.same_law(self.settings):
+            raise InvalidInputError(
+                f"state_dict['settings'] describes noise with {given}, but this accountant "
+                f"accounts {self.settings}: build it with the same cut and truncation"
+            )
+        return checked_dimension(state_dict, self._dimension)
 
     def load_state_dict(self, state_dict: Any) -> None:
         """Replace the history by that of ``state_dict``, a state of an accountant with the
@@ -438,11 +534,15 @@ class ShuffledEpochsAccountant(IAccountant):
                     f"state_dict[{key!r}] must be {value!r} (this accountant's epochs), "
                     f"got {shown(state_dict[key])}"
                 )
+        dimension = self._checked_noise_state(state_dict)
         self.history = _checked_segments(state_dict["history"], "state_dict['history']")
+        if dimension is not None:
+            self._dimension = dimension
 
     def __repr__(self) -> str:
         return (
             f"ShuffledEpochsAccountant(sampler={self.sampler!r}, "
             f"dataset_size={self.dataset_size!r}, batch_size={self.batch_size!r}, "
-            f"accuracy={self.accuracy!r}, steps={len(self)})"
+            f"accuracy={self.accuracy!r}, settings={self.settings!r}, "
+            f"dimension={self._dimension!r}, steps={len(self)})"
         )

@@ -337,6 +337,32 @@ if torch is not None:
             POSITIVE_INT,
         ),
         *each(
+            "ShuffledEpochsAccountant",
+            "settings",
+            lambda v: _epochs(settings=v),
+            [({"cut": 8.0}, "got {'cut': 8.0}"), (8.0, "got 8.0")],
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "dimension",
+            lambda v: _epochs(dimension=v),
+            [(10, "dimension=10")],
+            tag="without settings",
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "dimension",
+            lambda v: _epochs(settings=TruncationSettings(cut=8.0), dimension=v),
+            [(0, "got 0"), (2.5, "got 2.5")],
+        ),
+        *each(
+            "ShuffledEpochsAccountant",
+            "settings",
+            lambda v: _epochs().load_state_dict(_epochs().state_dict() | {"settings": v}),
+            [({"cut": 8.0}, "describes {'cut': 8.0}")],
+            tag="load_state_dict",
+        ),
+        *each(
             "ShuffledEpochsAccountant", "batch_size", lambda v: _epochs(batch_size=v), POSITIVE_INT
         ),
         *each(
@@ -422,6 +448,12 @@ if torch is not None:
         ),
         *each(
             "TruncatedPrivacyEngine",
+            "intervals",
+            lambda v: _truncated_engine(intervals=v),
+            [(0, "got 0"), (1.5, "got 1.5")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
             "noise_multiplier",
             lambda v: _engine_private(noise_multiplier=v),
             POSITIVE_REAL,
@@ -449,7 +481,14 @@ if torch is not None:
             "TruncatedPrivacyEngine",
             "poisson_sampling",
             lambda v: _engine_private(poisson_sampling=v),
-            [(False, "False")],
+            [("no", "got 'no'"), (None, "got None")],
+        ),
+        *each(
+            "TruncatedPrivacyEngine",
+            "poisson_sampling",
+            lambda v: _engine_private("make_private_with_epsilon", poisson_sampling=v),
+            [(1, "got 1")],
+            tag="make_private_with_epsilon",
         ),
         *each(
             "TruncatedPrivacyEngine",

@@ -11,6 +11,7 @@ from accountant import (
     shuffled_epochs_delta,
     shuffled_epochs_epsilon,
 )
+from accountant.epoch_samplers import shuffled_epochs_upper_epsilon
 from accountant.mechanisms import ShuffledEpoch
 from tests.bad_inputs.catalogue import each
 
@@ -18,6 +19,7 @@ EPOCH = "mechanisms.ShuffledEpoch"
 DELTA = "shuffled_epochs_delta"
 EPSILON = "shuffled_epochs_epsilon"
 CALIBRATE = "calibrate_shuffled_noise_multiplier"
+UPPER = "shuffled_epochs_upper_epsilon"
 
 
 def _epoch(**kw):
@@ -89,6 +91,18 @@ SAMPLER_CASES = [
     *each(EPSILON, "dimension", lambda v: _epsilon(cut=v), [(8.0, "cut=8.0")]),
     *each(DELTA, "truncation", lambda v: _delta(truncation=v), [("cut", "got 'cut'")]),
     *each(
+        EPSILON,
+        "steps",
+        lambda v: _epsilon(epochs=2, steps=v),
+        [(9, "steps=9"), (4, "steps=4"), (0, "got 0"), (5.5, "got 5.5")],
+    ),
+    *each(
+        DELTA,
+        "completed_epochs",
+        lambda v: _delta(epochs=2, steps=6, completed_epochs=v),
+        [(3, "got 3"), (-1, "got -1"), (1.0, "got 1.0"), (2, "completed_epochs=2")],
+    ),
+    *each(
         CALIBRATE,
         "epsilon",
         lambda v: _calibrate(epsilon=v),
@@ -103,6 +117,20 @@ SAMPLER_CASES = [
     *each(CALIBRATE, "tolerance", lambda v: _calibrate(tolerance=v), [(0.0, "got 0.0")]),
     *each(CALIBRATE, "accuracy", lambda v: _calibrate(accuracy=v), [(2.0, "got 2.0")]),
     *each(CALIBRATE, "max_sigma", lambda v: _calibrate(max_sigma=v), [(-1.0, "got -1.0")]),
+    *each(CALIBRATE, "dimension", lambda v: _calibrate(cut=v), [(8.0, "cut=8.0")]),
+    *each(CALIBRATE, "cut", lambda v: _calibrate(cut=v, dimension=3), [(0.0, "got 0.0")]),
+    *each(
+        CALIBRATE,
+        "truncation",
+        lambda v: _calibrate(cut=8.0, dimension=3, truncation=v),
+        [("cut", "got 'cut'")],
+    ),
+    *each(
+        UPPER,
+        "dimension",
+        lambda v: shuffled_epochs_upper_epsilon(1.0, 2, 8, 1, 1e-5, cut=6.0, dimension=v),
+        [(0, "got 0"), (None, "cut=6.0")],
+    ),
     *each(
         CALIBRATE,
         "max_sigma",

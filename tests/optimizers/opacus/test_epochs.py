@@ -19,7 +19,6 @@ from torch.utils.data import (  # noqa: E402
     DataLoader,
     RandomSampler,
     SequentialSampler,
-    TensorDataset,
     WeightedRandomSampler,
 )
 
@@ -37,51 +36,13 @@ from optimizers.opacus import (  # noqa: E402
     ShuffledEpochsAccountant,
     TruncatedPrivacyEngine,
 )
+from tests.optimizers.opacus.epoch_support import examples as _dataset  # noqa: E402
+from tests.optimizers.opacus.epoch_support import mlp as _mlp  # noqa: E402
+from tests.optimizers.opacus.epoch_support import private_epochs as _private  # noqa: E402
+from tests.optimizers.opacus.epoch_support import train_passes as _train  # noqa: E402
 from tests.optimizers.opacus.support import quietly  # noqa: E402
 
 DELTA, SIGMA, BATCH, ACCURACY = 1e-5, 1.0, 16, 1e-3
-
-
-def _dataset(examples: int = 64) -> TensorDataset:
-    generator = torch.Generator().manual_seed(0)
-    return TensorDataset(
-        torch.randn(examples, 4, generator=generator),
-        torch.randint(0, 2, (examples,), generator=generator),
-    )
-
-
-def _mlp() -> tuple[nn.Module, torch.optim.Optimizer]:
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-    return model, torch.optim.SGD(model.parameters(), lr=0.1)
-
-
-def _private(engine, data_loader, **changes):
-    model, optimizer = _mlp()
-    values = {
-        "module": model,
-        "optimizer": optimizer,
-        "data_loader": data_loader,
-        "noise_multiplier": SIGMA,
-        "max_grad_norm": 1.0,
-        "poisson_sampling": False,
-    }
-    return quietly(engine.make_private, **(values | changes))
-
-
-def _train(model, optimizer, loader, epochs: int = 1, stop_after: int | None = None) -> int:
-    """Train ``epochs`` passes over ``loader`` (the last one stopped after ``stop_after``
-    steps if given); return the steps taken."""
-    steps = 0
-    for epoch in range(epochs):
-        for index, (x, y) in enumerate(loader):
-            if stop_after is not None and epoch == epochs - 1 and index == stop_after:
-                break
-            optimizer.zero_grad()
-            quietly(nn.functional.cross_entropy(model(x), y).backward)
-            optimizer.step()
-            steps += 1
-    return steps
 
 
 def _shuffled(epochs: int, examples: int = 64) -> SamplerEpsilonBounds:
@@ -316,11 +277,14 @@ def test_opacus_engine_with_certified_and_no_poisson_sampling_is_refused():
     assert len(engine.accountant) == 0
 
 
-def test_truncated_engine_names_the_alternative():
-    with pytest.raises(
-        InvalidInputError, match="CertifiedPrivacyEngine accounts poisson_sampling=False"
-    ):
-        _private(quietly(TruncatedPrivacyEngine), DataLoader(_dataset(), BATCH, shuffle=True))
+def test_the_gaussian_epochs_accountant_refuses_truncated_noise():
+    """A ``CertifiedPrivacyEngine``'s accountant (Gaussian noise) at the step of a truncated
+    optimiser: refused, naming the engine that accounts it."""
+    truncated = quietly(TruncatedPrivacyEngine, cut=8.0)
+    _, optimizer, _ = _private(truncated, DataLoader(_dataset(), BATCH, shuffle=True))
+    gaussian = ShuffledEpochsAccountant(sampler="shuffle", dataset_size=64, batch_size=16)
+    with pytest.raises(InvalidInputError, match=r"built without settings\), got .* cut 8"):
+        gaussian.check_step(optimizer)
 
 
 @pytest.mark.parametrize(("shuffle", "sampler"), [(True, "shuffle"), (False, "fixed-order")])

@@ -136,7 +136,12 @@ def _untouched(model) -> bool:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"poisson_sampling": False}, "poisson_sampling=False is not supported"),
+        ({"poisson_sampling": "no"}, "poisson_sampling must be True or False, got 'no'"),
+        (
+            {"poisson_sampling": False, "clipping": "per_layer", "clip": [1.0, 1.0]},
+            "clipping='per_layer' is not supported with poisson_sampling=False",
+        ),
+        ({"poisson_sampling": False, "sigma": 0.04}, "cut"),
         ({"clipping": "adaptive"}, "clipping='adaptive' is not supported"),
         ({"grad_sample_mode": "ghost_fsdp"}, "grad_sample_mode='ghost_fsdp' with Linear: FSDP"),
         ({"clipping": "per_layer", "grad_sample_mode": "ghost"}, "Opacus refuses it"),
