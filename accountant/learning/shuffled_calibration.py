@@ -50,7 +50,17 @@ from accountant.validation import (
     check_target_delta,
 )
 
-__all__ = ["SAMPLERS", "SamplerCalibration", "calibrate_shuffled_noise_multiplier"]
+__all__ = [
+    "SAMPLERS",
+    "SAMPLER_CALIBRATION_SCHEMA_VERSION",
+    "SamplerCalibration",
+    "calibrate_shuffled_noise_multiplier",
+]
+
+#: Version of :meth:`SamplerCalibration.to_dict`'s layout (the JSON Schema shipped as
+#: ``accountant/schemas/calibrate-sampler.schema.json``); raised whenever a key is renamed,
+#: moved or removed.
+SAMPLER_CALIBRATION_SCHEMA_VERSION = 1
 
 #: The bisection starts this many times on either side of the Gaussian-DP guess.
 _START_SPAN = 2.0
@@ -71,8 +81,8 @@ class SamplerCalibration:
     for the sampler (an explicit pair of datasets). ``poisson``: the eps a Poisson accountant
     reports at ``sigma`` (not a bound for this sampler); ``poisson_sigma``: the noise
     multiplier it would have calibrated to ``epsilon``. ``evaluations``: the PrivacyBuckets
-    queries of the search. ``cut``, ``dimension``, ``truncation``: the noise (``cut`` infinite:
-    Gaussian)."""
+    queries of the search. ``batch_size``, ``dataset_size``, ``tolerance``: as asked;
+    ``cut``, ``dimension``, ``truncation``: the noise (``cut`` infinite: Gaussian)."""
 
     sigma: float
     sigma_low: float
@@ -88,6 +98,9 @@ class SamplerCalibration:
     sampler: str
     neighbours: str
     evaluations: int
+    batch_size: int
+    dataset_size: int
+    tolerance: float
     cut: float = math.inf
     dimension: int = 1
     truncation: str = "renormalised"
@@ -95,6 +108,39 @@ class SamplerCalibration:
     def __float__(self) -> float:
         """The noise multiplier as a number."""
         return float(self.sigma)
+
+    def to_dict(self, seconds: float | None = None, notes: tuple[str, ...] = ()) -> dict:
+        """The JSON form ``accountant/schemas/calibrate-sampler.schema.json`` fixes
+        (``{"schema_version", "run", "target", "result", "notes", "seconds"}``; ``cut`` the
+        string ``"inf"`` for Gaussian noise); ``seconds``: the wall time, if measured;
+        ``notes``: the caveats warned on the way."""
+        return {
+            "schema_version": SAMPLER_CALIBRATION_SCHEMA_VERSION,
+            "run": {
+                "sampler": self.sampler,
+                "neighbours": self.neighbours,
+                "batch_size": self.batch_size,
+                "dataset_size": self.dataset_size,
+                "epochs": self.epochs,
+                "steps": self.steps,
+                "batches_per_epoch": self.batches_per_epoch,
+                "cut": self.cut if math.isfinite(self.cut) else "inf",
+                "dimension": self.dimension,
+                "truncation": self.truncation,
+            },
+            "target": {"epsilon": self.epsilon, "delta": self.delta, "tolerance": self.tolerance},
+            "result": {
+                "sigma": self.sigma,
+                "sigma_low": self.sigma_low,
+                "upper": self.upper,
+                "lower": self.lower,
+                "poisson": self.poisson,
+                "poisson_sigma": self.poisson_sigma,
+                "evaluations": self.evaluations,
+            },
+            "notes": list(notes),
+            "seconds": seconds,
+        }
 
 
 def calibrate_shuffled_noise_multiplier(
@@ -207,6 +253,9 @@ def calibrate_shuffled_noise_multiplier(
         sampler=sampler,
         neighbours=neighbours,
         evaluations=evaluations,
+        batch_size=batch_size,
+        dataset_size=dataset_size,
+        tolerance=tolerance,
         cut=bounds.cut,
         dimension=bounds.dimension,
         truncation=bounds.truncation,

@@ -4,7 +4,8 @@ Every option is used (none is ignored), and every value is checked, naming the o
 before any work. The library call is
 :func:`accountant.learning.calibration.calibrate_noise_multiplier`; ``--json`` prints
 :meth:`~accountant.learning.calibration_results.NoiseCalibration.to_dict`, whose layout the JSON
-Schema ``accountant/schemas/calibrate.schema.json`` fixes.
+Schema ``accountant/schemas/calibrate.schema.json`` fixes (with an epoch ``--sampler``,
+``accountant/schemas/calibrate-sampler.schema.json``).
 
 The library's errors and notes name its keyword arguments (``max_evaluations=20``,
 ``raise max_sigma``); here they are said in this command's options (``--max-evaluations
@@ -194,11 +195,6 @@ def _check_sampler_options(args: argparse.Namespace) -> None:
     for name in needed:
         if getattr(args, name) is None:
             raise InvalidInputError(f"{OPTIONS[name]} is required with --sampler {args.sampler}")
-    if not poisson and args.json:
-        raise InvalidInputError(
-            f"--json is not available with --sampler {args.sampler} yet (its layout is "
-            "fixed for Poisson sampling by calibrate.schema.json): read the table"
-        )
 
 
 def _sampler_arguments(args: argparse.Namespace) -> dict:
@@ -362,7 +358,8 @@ def format_sampler_calibration(result) -> str:
 
 
 def _run_sampler(args: argparse.Namespace, started: float) -> int:
-    """``accountant calibrate --sampler`` with an epoch sampler."""
+    """``accountant calibrate --sampler`` with an epoch sampler (``--json``: the layout of
+    ``calibrate-sampler.schema.json``, the notes on stderr as well)."""
     arguments = _sampler_arguments(args)
     from accountant.learning.shuffled_calibration import calibrate_shuffled_noise_multiplier
 
@@ -372,10 +369,17 @@ def _run_sampler(args: argparse.Namespace, started: float) -> int:
             result = calibrate_shuffled_noise_multiplier(**arguments)
         except AccountantError as exc:  # the same error, said in the options
             raise type(exc)(in_options(str(exc))) from None
+    notes = tuple(dict.fromkeys(in_options(str(w.message)) for w in caught))
+    seconds = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(result.to_dict(seconds, notes), indent=2))
+        for note in notes:
+            print(note_line(note), file=sys.stderr)
+        return 0
     print(format_sampler_calibration(result))
-    for note in dict.fromkeys(str(w.message) for w in caught):
-        print(note_line(in_options(note)))
-    print(f"\n(computed in {time.perf_counter() - started:.2f} s)")
+    for note in notes:
+        print(note_line(note))
+    print(f"\n(computed in {seconds:.2f} s)")
     return 0
 
 

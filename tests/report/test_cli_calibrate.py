@@ -348,12 +348,27 @@ def test_an_epoch_sampler_with_cut_noise_is_calibrated_as_the_library_does():
     assert all(line.startswith("note: the Poisson") for line in notes if "sigma=" in line)
 
 
+def test_an_epoch_sampler_in_json_follows_its_schema_and_the_library():
+    status, out, err = _run(["calibrate", *SHUFFLED, "--neighbours", "replace-one", "--json"])
+    assert status == 0, err
+    payload = json.loads(out)
+    text = resources.files("accountant").joinpath("schemas/calibrate-sampler.schema.json")
+    jsonschema.validate(payload, json.loads(text.read_text()))
+    found = calibrate_shuffled_noise_multiplier(
+        epsilon=2.0, delta=1e-5, batch_size=16, dataset_size=64, epochs=3, neighbours="replace-one"
+    )
+    expected = found.to_dict(payload["seconds"], tuple(payload["notes"]))
+    assert payload == json.loads(json.dumps(expected))  # every field, as the library says
+    assert payload["run"]["cut"] == "inf" and payload["run"]["sampler"] == "shuffle"
+    assert payload["result"]["lower"] <= payload["result"]["upper"] <= 2.0
+    assert payload["seconds"] > 0.0 and err == "".join(f"note: {n}\n" for n in payload["notes"])
+
+
 SAMPLER_BAD = [
     (["--steps", "10"], "--steps is not used with --sampler shuffle"),
     (["--cut", "8"], "--dimension must be given with a finite --cut (--cut 8)"),
     (["--cut", "8", "--dimension", "0"], "--dimension must be a positive integer, got 0"),
     (["--max-evaluations", "5"], "--max-evaluations is not used with --sampler shuffle"),
-    (["--json"], "--json is not available with --sampler shuffle"),
     (["--batch-size", "0"], "--batch-size must be a positive integer, got 0"),
     (["--batch-size", "65"], "--batch-size must be at most --dataset-size 64, got 65"),
     (["--epochs", "-1"], "--epochs must be a positive integer, got -1"),
