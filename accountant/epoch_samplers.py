@@ -118,10 +118,8 @@ class _Run:
     @property
     def one_dimensional_escape(self) -> float:
         """``tau_1``: one of the one-dimensional draws the explicit pair reads does."""
-        draws = (
-            self.epochs if self.sampler == "fixed-order" else self.read_epochs * self.epoch.batches
-        )
-        return escape_probability([(self.cut, draws)])
+        per_epoch = 1 if self.sampler == "fixed-order" else self.epoch.batches
+        return escape_probability([(self.cut, self.read_epochs * per_epoch)])
 
     def upper(self) -> PrivacyBuckets:
         return self.accountant.compose(self.epoch.dominating_mechanism, times=self.epochs)
