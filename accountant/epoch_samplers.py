@@ -51,6 +51,8 @@ cut and dimension.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -128,10 +130,11 @@ class _Run:
         """The explicit pairs composed over :attr:`read_epochs` (none when it is 0)."""
         if self.read_epochs == 0:
             return []
-        if self.sampler == "fixed-order":
-            pairs = [self.epoch.dominating_mechanism]
-        else:
-            pairs = self.epoch.lower_bound_pairs(self.intervals)
+        pairs: Sequence[Any] = (
+            [self.epoch.dominating_mechanism]
+            if self.sampler == "fixed-order"
+            else self.epoch.lower_bound_pairs(self.intervals)
+        )
         return [self.accountant.compose(pair, times=self.read_epochs) for pair in pairs]
 
     def poisson(self):
@@ -154,7 +157,7 @@ class _Run:
         """What the Poisson figure's warnings are said of."""
         return f"the Poisson figure (poisson, not a bound for {self.sampler} epochs)"
 
-    def described(self) -> dict[str, object]:
+    def described(self) -> dict[str, Any]:
         """The fields both results share: what was run."""
         return {
             "epochs": self.epochs,

@@ -31,6 +31,7 @@ certifying a shuffled run without an amplification theorem; the gap between ``lo
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
 
@@ -186,7 +187,7 @@ def calibrate_shuffled_noise_multiplier(
         neighbours=neighbours,
         sampler="balls-and-bins" if sampler == "balls-and-bins" else "shuffle",
     )
-    noise = {"cut": cut, "dimension": dimension, "truncation": truncation}
+    noise: dict[str, Any] = {"cut": cut, "dimension": dimension, "truncation": truncation}
     evaluations = 0
 
     def upper_eps(sigma: float) -> float:

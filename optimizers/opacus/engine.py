@@ -391,7 +391,7 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         epsilon = check_positive_real("target_epsilon", target_epsilon)
         delta = check_target_delta("target_delta", target_delta)
         epochs = check_positive_int("epochs", epochs)
-        noise = {
+        noise: dict[str, Any] = {
             "cut": self.settings.cut,
             "dimension": dimension,
             "truncation": self.settings.law,

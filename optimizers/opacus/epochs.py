@@ -481,9 +481,9 @@ class ShuffledEpochsAccountant(IAccountant):
         settings = state_dict.get("settings")
         if settings is None or self.settings is None:
             if settings is not None or self.settings is not None:
-                given = "Gaussian noise" if settings is None else shown(settings)
+                saved = "Gaussian noise" if settings is None else shown(settings)
                 raise InvalidInputError(
-                    f"state_dict['settings'] describes {given}, but this accountant "
+                    f"state_dict['settings'] describes {saved}, but this accountant "
                     f"accounts {self.settings or 'Gaussian noise'}: build it with the same "
                     "noise"
                 )

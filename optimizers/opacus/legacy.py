@@ -20,6 +20,7 @@ from typing import Any
 from opacus import PrivacyEngine
 
 from accountant import InvalidInputError, NoiseCalibration
+from accountant.learning.shuffled_calibration import SamplerCalibration
 from accountant.validation import shown
 from optimizers.opacus.accountant import DEFAULT_ACCURACY, TruncatedAccountant
 from optimizers.opacus.engine import TruncatedPrivacyEngine
@@ -132,7 +133,7 @@ def make_private_truncated_with_epsilon(
     max_grad_norm: float,
     tolerance: float = 1e-3,
     **kwargs: Any,
-) -> tuple[Any, TruncatedDPOptimizer, Any, NoiseCalibration]:
+) -> tuple[Any, TruncatedDPOptimizer, Any, NoiseCalibration | SamplerCalibration | None]:
     """Deprecated: ``privacy_engine.make_private_with_epsilon(...)`` of a
     :class:`~optimizers.opacus.engine.TruncatedPrivacyEngine`, with
     ``privacy_engine.calibration`` returned as a fourth object (module docstring)."""
