@@ -4,7 +4,7 @@ the readable history, and the state an accountant is saved as and rebuilt from."
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 import attrs
 
@@ -139,7 +139,8 @@ class ComposedReleases:
             times,
             lambda m, n: Component(m, self.source_of(m), n),
         )
-        return attrs.evolve(self, components=components)
+        # Every subclass is an attrs class (the mixin itself is not, hence the cast).
+        return attrs.evolve(cast(Any, self), components=components)
 
     @property
     def releases(self) -> int:

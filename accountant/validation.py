@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from accountant.errors import InvalidInputError
 
@@ -54,9 +54,9 @@ OneDirection = Literal["A/B", "B/A"]
 Kind = Literal["ADP", "PDP"]
 
 #: Every direction a query takes: ``"max"`` (both, the larger) or one of :data:`ONE_DIRECTION`.
-DIRECTIONS = ("max", "A/B", "B/A")
+DIRECTIONS: tuple[Direction, ...] = ("max", "A/B", "B/A")
 #: The two single directions: ``"A/B"`` (losses ``ln A/B`` under ``A``) and ``"B/A"``.
-ONE_DIRECTION = ("A/B", "B/A")
+ONE_DIRECTION: tuple[OneDirection, OneDirection] = ("A/B", "B/A")
 
 
 def shown(value: Any) -> str:
@@ -162,21 +162,21 @@ def check_epsilons(name: str, value: Any) -> np.ndarray:
     return array
 
 
-def check_direction(name: str, value: Any) -> str:
+def check_direction(name: str, value: Any) -> Direction:
     """One of ``"max"`` (both directions, the larger), ``"A/B"`` or ``"B/A"``."""
     if value not in DIRECTIONS:
         raise InvalidInputError(f"{name} must be one of {DIRECTIONS}, got {shown(value)}")
-    return str(value)
+    return cast(Direction, str(value))  # one of DIRECTIONS: checked above
 
 
-def check_one_direction(name: str, value: Any) -> str:
+def check_one_direction(name: str, value: Any) -> OneDirection:
     """``"A/B"`` or ``"B/A"`` (a single direction: ``"max"`` is refused)."""
     if value not in ONE_DIRECTION:
         raise InvalidInputError(f"{name} must be 'A/B' or 'B/A', got {shown(value)}")
-    return str(value)
+    return cast(OneDirection, str(value))  # one of ONE_DIRECTION: checked above
 
 
-def directions_of(direction: str) -> tuple[str, ...]:
+def directions_of(direction: Direction) -> tuple[OneDirection, ...]:
     """The single directions a ``direction`` (``"A/B"``, ``"B/A"`` or ``"max"``) covers."""
     return ONE_DIRECTION if direction == "max" else (direction,)
 

@@ -89,7 +89,10 @@ def escape_probability(cuts_and_draws: list[tuple[float, int]]) -> float:
 
 
 def coupled_delta(
-    gaussian_delta: np.ndarray, epsilon: np.ndarray, tau: float, truncation: str
+    gaussian_delta: np.ndarray | float,
+    epsilon: np.ndarray | float,
+    tau: float,
+    truncation: str,
 ) -> np.ndarray:
     """The upper bound on ``delta_T(eps)`` from the uncut run's certified
     ``gaussian_delta`` (module docstring: ``(delta_G + e^eps tau) / (1 - tau)``

@@ -142,6 +142,10 @@ class LazyKernel:
     Calls go to the numba dispatcher (:meth:`materialise`). ``__name__``, ``__doc__``,
     ``__wrapped__`` (the Python function) and the signature are the function's."""
 
+    # Set by functools.update_wrapper in __init__ (declared for the type checker).
+    __wrapped__: Callable[..., Any]
+    __qualname__: str
+
     def __init__(self, function: Callable, options: dict[str, Any]) -> None:
         functools.update_wrapper(self, function)
         self._options = dict(options)

@@ -17,19 +17,28 @@ from accountant.errors import InvalidInputError
 __all__ = ["OutcomeIndex"]
 
 
-def _indices(name: str):
-    def convert(value: object) -> np.ndarray:
-        array = np.asarray(value)
-        if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
-            raise InvalidInputError(
-                f"{name} must be a one-dimensional array of outcome indices, got "
-                f"shape {array.shape} and dtype {array.dtype}"
-            )
-        array = array.astype(np.int64)
-        array.setflags(write=False)
-        return array
+def _indices(name: str, value: object) -> np.ndarray:
+    array = np.asarray(value)
+    if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+        raise InvalidInputError(
+            f"{name} must be a one-dimensional array of outcome indices, got "
+            f"shape {array.shape} and dtype {array.dtype}"
+        )
+    array = array.astype(np.int64)
+    array.setflags(write=False)
+    return array
 
-    return convert
+
+def _finite_indices(value: object) -> np.ndarray:
+    return _indices("finite", value)
+
+
+def _distinguishing_indices(value: object) -> np.ndarray:
+    return _indices("distinguishing", value)
+
+
+def _impossible_indices(value: object) -> np.ndarray:
+    return _indices("impossible", value)
 
 
 @attrs.frozen(eq=False)
@@ -44,9 +53,9 @@ class OutcomeIndex:
     The three are disjoint; outcomes with ``A = B = 0`` are in none.
     """
 
-    finite: np.ndarray = attrs.field(converter=_indices("finite"))
-    distinguishing: np.ndarray = attrs.field(converter=_indices("distinguishing"))
-    impossible: np.ndarray = attrs.field(converter=_indices("impossible"))
+    finite: np.ndarray = attrs.field(converter=_finite_indices)
+    distinguishing: np.ndarray = attrs.field(converter=_distinguishing_indices)
+    impossible: np.ndarray = attrs.field(converter=_impossible_indices)
     count: int
 
     def __attrs_post_init__(self) -> None:

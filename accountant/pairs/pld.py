@@ -264,10 +264,10 @@ def privacy_loss_distribution(
     or ``"B/A"``; losses are computed as ``ln A - ln B`` so no ratio overflows."""
     if not isinstance(pair, WorstCasePair):
         raise InvalidInputError(f"pair must be a WorstCasePair, got {type(pair).__name__}")
-    direction = check_direction("direction", direction)
-    if direction == "max":
+    checked = check_direction("direction", direction)
+    if checked == "max":
         raise InvalidInputError("direction must be 'A/B' or 'B/A' for one PLD, got 'max'")
-    a, b = (pair.a, pair.b) if direction == "A/B" else (pair.b, pair.a)
+    a, b = (pair.a, pair.b) if checked == "A/B" else (pair.b, pair.a)
     finite = (a > 0.0) & (b > 0.0)
     log_a = np.log(a[finite])
     losses = log_a - np.log(b[finite])
@@ -303,7 +303,7 @@ def _as_pairs(pairs: PairOrPairs) -> tuple[WorstCasePair, ...]:
     return result
 
 
-def _directions(direction: str) -> tuple[str, ...]:
+def _directions(direction: str) -> tuple[OneDirection, ...]:
     return directions_of(check_direction("direction", direction))
 
 

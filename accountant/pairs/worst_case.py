@@ -27,11 +27,12 @@ from accountant.validation import (
 __all__ = ["WorstCasePair", "additive_shift_pairs"]
 
 
-def _pmf_converter(name: str):
-    def convert(value: np.ndarray) -> np.ndarray:
-        return check_pmf(name, value, tolerance=math.inf)  # the sum is checked after init
+def _pmf_a(value: np.ndarray) -> np.ndarray:
+    return check_pmf("a", value, tolerance=math.inf)  # the sum is checked after init
 
-    return convert
+
+def _pmf_b(value: np.ndarray) -> np.ndarray:
+    return check_pmf("b", value, tolerance=math.inf)  # the sum is checked after init
 
 
 def _same_length(instance: WorstCasePair, attribute: attrs.Attribute, value: np.ndarray):
@@ -57,8 +58,8 @@ class WorstCasePair:
     ``mass_tolerance``, never renormalised) and stored read-only.
     """
 
-    a: np.ndarray = attrs.field(converter=_pmf_converter("a"))
-    b: np.ndarray = attrs.field(converter=_pmf_converter("b"), validator=_same_length)
+    a: np.ndarray = attrs.field(converter=_pmf_a)
+    b: np.ndarray = attrs.field(converter=_pmf_b, validator=_same_length)
     description: str = attrs.field(default="pair", kw_only=True)
     mass_tolerance: float = attrs.field(
         default=MASS_TOLERANCE,
