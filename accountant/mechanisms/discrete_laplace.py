@@ -29,7 +29,7 @@ from accountant.noise.families import from_log_density, symmetric_grid
 from accountant.numerics.directed import MassLogs
 from accountant.pairs.pld import privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
-from accountant.validation import check_positive_int, check_positive_real
+from accountant.validation import OneDirection, check_positive_int, check_positive_real
 
 __all__ = ["TruncatedDiscreteLaplaceMechanism", "distinguishing_mass_closed_form"]
 
@@ -87,27 +87,27 @@ class TruncatedDiscreteLaplaceMechanism:
 
     # -- AnalyticMechanism: both accountants use the exact pair's quantities -------------
 
-    def log_moment(self, lam: float, direction: str) -> float:
+    def log_moment(self, lam: float, direction: OneDirection) -> float:
         """``Gamma_lambda`` of the exact pair."""
         return self._moments.log_moment(lam, direction)
 
-    def log_moment_slope(self, lam: float, direction: str) -> float:
+    def log_moment_slope(self, lam: float, direction: OneDirection) -> float:
         """``dGamma_lambda/dlambda`` of the exact pair."""
         return self._moments.log_moment_slope(lam, direction)
 
-    def log_moment_error(self, lam: float, direction: str) -> float:
+    def log_moment_error(self, lam: float, direction: OneDirection) -> float:
         """The rounding bound of the exact pair's ``Gamma_lambda``."""
         return self._moments.log_moment_error(lam, direction)
 
-    def distinguishing_mass(self, direction: str) -> float:
+    def distinguishing_mass(self, direction: OneDirection) -> float:
         """``omega``: the A-mass of ``k < -r + s`` (equal in both directions)."""
         return self._moments.distinguishing_mass(direction)
 
-    def mass_logs(self, direction: str) -> MassLogs:
+    def mass_logs(self, direction: OneDirection) -> MassLogs:
         """Certified total and distinguishing masses of the exact pair."""
         return self._moments.mass_logs(direction)
 
-    def max_finite_loss(self, direction: str) -> float:
+    def max_finite_loss(self, direction: OneDirection) -> float:
         """At most ``s / scale`` (the exact pair's largest finite loss)."""
         return self._moments.max_finite_loss(direction)
 

@@ -32,7 +32,6 @@ from accountant.mechanisms.symmetric import (
     GAUSSIAN_PAIR_SIGMAS,
     SymmetricMechanism,
     cover,
-    positive,
 )
 from accountant.noise import NoiseDistribution, truncated_gaussian
 from accountant.numerics.gaussian import (
@@ -46,8 +45,21 @@ from accountant.numerics.gaussian import (
     narrow_gauss_integrals,
 )
 from accountant.numerics.lazy import special
+from accountant.validation import check_positive_real
 
 __all__ = ["GaussianMechanism", "GaussianRelease", "TruncatedGaussianMechanism", "gaussian_law"]
+
+
+def _positive_sigma(value: float) -> float:
+    return check_positive_real("sigma", value)
+
+
+def _positive_bound(value: float) -> float:
+    return check_positive_real("bound", value)
+
+
+def _positive_sensitivity(value: float) -> float:
+    return check_positive_real("sensitivity", value)
 
 
 @attrs.frozen
@@ -60,8 +72,8 @@ class GaussianMechanism(SymmetricMechanism):
     """
 
     _name = "Gaussian"
-    sigma: float = attrs.field(converter=positive("sigma"))
-    sensitivity: float = attrs.field(default=1.0, converter=positive("sensitivity"))
+    sigma: float = attrs.field(converter=_positive_sigma)
+    sensitivity: float = attrs.field(default=1.0, converter=_positive_sensitivity)
 
     def _rate(self) -> float:
         return self.sensitivity**2 / (2.0 * self.sigma**2)
@@ -110,9 +122,9 @@ class TruncatedGaussianMechanism(SymmetricMechanism):
 
     _name = "truncated Gaussian"
     _log_mass_error = DISTINGUISHING_RELATIVE_ERROR
-    sigma: float = attrs.field(converter=positive("sigma"))
-    bound: float = attrs.field(converter=positive("bound"))
-    sensitivity: float = attrs.field(default=1.0, converter=positive("sensitivity"))
+    sigma: float = attrs.field(converter=_positive_sigma)
+    bound: float = attrs.field(converter=_positive_bound)
+    sensitivity: float = attrs.field(default=1.0, converter=_positive_sensitivity)
 
     def _log_z(self) -> float:
         r = self.bound / self.sigma
@@ -221,10 +233,11 @@ class GaussianRelease(AnalyticRelease):
         lo, hi = self._support["A"]
         if lo is None:
             return 0.5 * mu * mu, mu * mu
-        lo, hi = float(lo), float(hi)
-        peak = min(max(0.0, lo), hi)
+        assert hi is not None  # __init__ bounds the support on both sides or on neither
+        low, high = float(lo), float(hi)
+        peak = min(max(0.0, low), high)
         _, mean, variance = gl_moments(
-            max(lo, peak - 40.0), min(hi, peak + 40.0), lambda y: -0.5 * y * y, 0.5
+            max(low, peak - 40.0), min(high, peak + 40.0), lambda y: -0.5 * y * y, 0.5
         )
         return 0.5 * mu * mu + mu * mean, mu * mu * variance
 

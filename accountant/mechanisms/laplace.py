@@ -28,7 +28,6 @@ from accountant.mechanisms.symmetric import (
     LAPLACE_PAIR_SCALES,
     SymmetricMechanism,
     cover,
-    positive,
 )
 from accountant.noise import NoiseDistribution, truncated_laplace
 from accountant.numerics.floats import UNIT_ROUNDOFF
@@ -40,8 +39,21 @@ from accountant.numerics.gaussian import (
     log_exp_integral,
     logsumexp_scalar,
 )
+from accountant.validation import check_positive_real
 
 __all__ = ["LaplaceMechanism", "LaplaceRelease", "TruncatedLaplaceMechanism"]
+
+
+def _positive_scale(value: float) -> float:
+    return check_positive_real("scale", value)
+
+
+def _positive_bound(value: float) -> float:
+    return check_positive_real("bound", value)
+
+
+def _positive_sensitivity(value: float) -> float:
+    return check_positive_real("sensitivity", value)
 
 
 @attrs.frozen
@@ -57,8 +69,8 @@ class LaplaceMechanism(SymmetricMechanism):
 
     _name = "Laplace"
     _log_mass_error = 64.0 * UNIT_ROUNDOFF
-    scale: float = attrs.field(converter=positive("scale"))
-    sensitivity: float = attrs.field(default=1.0, converter=positive("sensitivity"))
+    scale: float = attrs.field(converter=_positive_scale)
+    sensitivity: float = attrs.field(default=1.0, converter=_positive_sensitivity)
 
     def _gamma(self, lam: float) -> float:
         t = self.sensitivity / self.scale
@@ -102,9 +114,9 @@ class TruncatedLaplaceMechanism(SymmetricMechanism):
 
     _name = "truncated Laplace"
     _log_mass_error = DISTINGUISHING_RELATIVE_ERROR
-    scale: float = attrs.field(converter=positive("scale"))
-    bound: float = attrs.field(converter=positive("bound"))
-    sensitivity: float = attrs.field(default=1.0, converter=positive("sensitivity"))
+    scale: float = attrs.field(converter=_positive_scale)
+    bound: float = attrs.field(converter=_positive_bound)
+    sensitivity: float = attrs.field(default=1.0, converter=_positive_sensitivity)
 
     def _log_norm(self) -> float:
         """``ln(2bZ)``."""

@@ -117,18 +117,20 @@ U = UNIT_ROUNDOFF
 OUTWARD_ULPS = 4
 
 
-def _positive(name: str):
-    def convert(value: object) -> float:
-        return check_positive_real(name, value)
-
-    return convert
+def _positive_sigma(value: object) -> float:
+    return check_positive_real("sigma", value)
 
 
-def _count(name: str):
-    def convert(value: object) -> int:
-        return check_positive_int(name, value)
+def _positive_clip(value: object) -> float:
+    return check_positive_real("clip", value)
 
-    return convert
+
+def _count_batch_size(value: object) -> int:
+    return check_positive_int("batch_size", value)
+
+
+def _count_dataset_size(value: object) -> int:
+    return check_positive_int("dataset_size", value)
 
 
 def _neighbours(instance: object, attribute: attrs.Attribute, value: object) -> None:
@@ -245,12 +247,12 @@ class ShuffledEpoch:
     :func:`~accountant.epoch_samplers.shuffled_epochs_epsilon`.
     """
 
-    sigma: float = attrs.field(converter=_positive("sigma"))
-    batch_size: int = attrs.field(converter=_count("batch_size"))
-    dataset_size: int = attrs.field(converter=_count("dataset_size"))
+    sigma: float = attrs.field(converter=_positive_sigma)
+    batch_size: int = attrs.field(converter=_count_batch_size)
+    dataset_size: int = attrs.field(converter=_count_dataset_size)
     neighbours: str = attrs.field(default="add-remove", validator=_neighbours)
     sampler: str = attrs.field(default="shuffle", validator=_sampler)
-    clip: float = attrs.field(default=1.0, converter=_positive("clip"))
+    clip: float = attrs.field(default=1.0, converter=_positive_clip)
 
     def __attrs_post_init__(self) -> None:
         if self.batch_size > self.dataset_size:

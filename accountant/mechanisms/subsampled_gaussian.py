@@ -89,11 +89,12 @@ PAIR_SIGMAS = 40.0
 _U = UNIT_ROUNDOFF
 
 
-def _positive(name: str):
-    def convert(value: float) -> float:
-        return check_positive_real(name, value)
+def _positive_sigma(value: float) -> float:
+    return check_positive_real("sigma", value)
 
-    return convert
+
+def _positive_clip(value: float) -> float:
+    return check_positive_real("clip", value)
 
 
 def _check_cut(value: object) -> float:
@@ -146,10 +147,10 @@ class SubsampledTruncatedGaussian:
     discretisation.
     """
 
-    sigma: float = attrs.field(converter=_positive("sigma"))
+    sigma: float = attrs.field(converter=_positive_sigma)
     sampling_rate: float = attrs.field(converter=lambda v: check_probability("sampling_rate", v))
     cut: float = attrs.field(converter=_check_cut)
-    clip: float = attrs.field(default=1.0, converter=_positive("clip"))
+    clip: float = attrs.field(default=1.0, converter=_positive_clip)
     truncation: str = attrs.field(default="renormalised", validator=_check_truncation)
     _cache: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 

@@ -122,11 +122,12 @@ _TOLERANCE = 1e-15
 _MAX_PANELS = 1 << 12
 
 
-def _positive(name: str):
-    def convert(value: float) -> float:
-        return check_positive_real(name, value)
+def _positive_scale(value: float) -> float:
+    return check_positive_real("scale", value)
 
-    return convert
+
+def _positive_clip(value: float) -> float:
+    return check_positive_real("clip", value)
 
 
 def _rate(value: object) -> float:
@@ -178,8 +179,8 @@ def exponential_tilt_integral(c: float, q: float, t: float) -> TiltIntegral:
                 break
             edges.append(here)
             size = min(2.0 * size, t / 8.0)
-    edges = np.unique(np.array([*edges, 0.0, t]))
-    lo_p, hi_p = edges[:-1], edges[1:]
+    grid = np.unique(np.array([*edges, 0.0, t]))
+    lo_p, hi_p = grid[:-1], grid[1:]
     coarse = _log_gl(value, lo_p, hi_p)[0]
     for _ in range(60):
         mid = 0.5 * (lo_p + hi_p)
@@ -258,9 +259,9 @@ class SubsampledLaplace:
     ``PrivacyBuckets`` take it directly.
     """
 
-    scale: float = attrs.field(converter=_positive("scale"))
+    scale: float = attrs.field(converter=_positive_scale)
     sampling_rate: float = attrs.field(converter=_rate)
-    clip: float = attrs.field(default=1.0, converter=_positive("clip"))
+    clip: float = attrs.field(default=1.0, converter=_positive_clip)
     _cache: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property

@@ -20,6 +20,8 @@ and stays finite (no overflow, no NaN) for ``lambda`` from 0 to far beyond 1e6.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -28,6 +30,9 @@ from accountant.numerics.directed import MassLogs, down, up
 from accountant.numerics.floats import UNIT_ROUNDOFF
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import check_lambda, check_one_direction, check_positive_real
+
+if TYPE_CHECKING:
+    from accountant.noise import NoiseDistribution
 
 __all__ = [
     "DISTINGUISHING_RELATIVE_ERROR",
@@ -51,7 +56,7 @@ def cover(length: float, step: float) -> float:
     return step * max(1, math.ceil(length / step * (1.0 - 1e-12)))
 
 
-def positive(name: str):
+def positive(name: str) -> Callable[[float], float]:
     def convert(value: float) -> float:
         return check_positive_real(name, value)
 
@@ -66,6 +71,15 @@ class SymmetricMechanism:
     #: Declared absolute error of ``ln`` of a closed-form mass (``Phi`` differences,
     #: normalisers) inside ``Gamma_lambda``; 0 where ``Gamma`` is a plain formula.
     _log_mass_error = 0.0
+
+    if TYPE_CHECKING:  # what every subclass (an attrs class) has
+        __attrs_attrs__: ClassVar[Any]
+        sensitivity: float
+
+        def _noise(self, step: float) -> NoiseDistribution: ...
+        def _gamma(self, lam: float) -> float: ...
+        def _slope(self, lam: float) -> float: ...
+        def _max_loss(self) -> float: ...
 
     def __attrs_post_init__(self) -> None:
         bound = getattr(self, "bound", math.inf)

@@ -94,11 +94,12 @@ ATOM_RELATIVE_ERROR = 64.0 * U
 _GL24 = gauss_legendre(24)
 
 
-def _positive(name: str):
-    def convert(value: float) -> float:
-        return check_positive_real(name, value)
+def _positive_sigma(value: float) -> float:
+    return check_positive_real("sigma", value)
 
-    return convert
+
+def _positive_clip(value: float) -> float:
+    return check_positive_real("clip", value)
 
 
 def _rate(value: object) -> float:
@@ -120,9 +121,9 @@ class WithoutReplacementGaussian:
     ``ExtendedMA`` and ``PrivacyBuckets`` take it directly; both directions are the same.
     """
 
-    sigma: float = attrs.field(converter=_positive("sigma"))
+    sigma: float = attrs.field(converter=_positive_sigma)
     sampling_rate: float = attrs.field(converter=_rate)
-    clip: float = attrs.field(default=1.0, converter=_positive("clip"))
+    clip: float = attrs.field(default=1.0, converter=_positive_clip)
     _cache: dict = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
