@@ -125,19 +125,19 @@ class ExtendedMA(ComposedReleases):
         direction = check_one_direction("direction", direction)
         return math.fsum(c.times * c.source.log_moment(lam, direction) for c in self.components)
 
-    def _log_moment_slope(self, lam: float, direction: str) -> float:
+    def _log_moment_slope(self, lam: float, direction: OneDirection) -> float:
         return math.fsum(
             c.times * c.source.log_moment_slope(lam, direction) for c in self.components
         )
 
-    def _mass_logs(self, direction: str) -> MassLogs:
+    def _mass_logs(self, direction: OneDirection) -> MassLogs:
         """``T = sum_i n_i ln S_i`` and ``D = sum_i n_i ln(1 - omega_i / S_i)``, certified."""
         logs = MassLogs()
         for c in self.components:
             logs = logs + c.source.mass_logs(direction).times(c.times)
         return logs
 
-    def _max_total_loss(self, direction: str) -> float:
+    def _max_total_loss(self, direction: OneDirection) -> float:
         """An upper bound on the largest composed finite loss ``sum_i n_i sup L_i``."""
         tops = [c.times * c.source.max_finite_loss(direction) for c in self.components]
         if not tops or -math.inf in tops:  # some release has no finite outcome
@@ -158,10 +158,12 @@ class ExtendedMA(ComposedReleases):
 
     # -- delta -------------------------------------------------------------------------
 
-    def _objective(self, lam: float, eps: float, direction: str, conversion: str) -> float:
+    def _objective(self, lam: float, eps: float, direction: OneDirection, conversion: str) -> float:
         return self.log_moment(lam, direction) + log_conversion_factor(lam, conversion) - lam * eps
 
-    def _objective_error(self, lam: float, eps: float, direction: str, conversion: str) -> float:
+    def _objective_error(
+        self, lam: float, eps: float, direction: OneDirection, conversion: str
+    ) -> float:
         """A bound on the rounding error of :meth:`_objective`: the sources' declared
         errors of ``Gamma_lambda`` times their counts, plus the final sums and products."""
         sources = math.fsum(
@@ -171,7 +173,7 @@ class ExtendedMA(ComposedReleases):
         terms += abs(log_conversion_factor(lam, conversion))
         return up(sources * (1.0 + 1e-12) + 8.0 * UNIT_ROUNDOFF * terms)
 
-    def _bound(self, eps: float, direction: str, kind: Kind = "ADP") -> DirectionalBound:
+    def _bound(self, eps: float, direction: OneDirection, kind: Kind = "ADP") -> DirectionalBound:
         """The ADP bound (``kind="PDP"``: the Chernoff bound ``Omega + e^(G - lambda eps)``
         on ``P[L > eps]``, i.e. ``c = 1`` and no ``near_top`` term) rounded up to the last
         bit: ``Omega`` and the finite part each from
@@ -226,7 +228,7 @@ class ExtendedMA(ComposedReleases):
         whatever the ``conversion``)."""
         return self._query(epsilon, direction, "PDP")
 
-    def _query(self, epsilon: Any, direction: str, kind: str) -> DeltaUpperBound:
+    def _query(self, epsilon: Any, direction: str, kind: Kind) -> DeltaUpperBound:
         direction = check_direction("direction", direction)
         eps = check_epsilons("epsilon", epsilon)
         directions = directions_of(direction)
@@ -257,7 +259,7 @@ class ExtendedMA(ComposedReleases):
         upper = max(self._epsilon(target, d) for d in directions_of(direction))
         return EpsilonUpperBound(upper, target, "ADP", direction, self.releases)
 
-    def _epsilon(self, target: float, direction: str) -> float:
+    def _epsilon(self, target: float, direction: OneDirection) -> float:
         logs = self._mass_logs(direction)
         omega = distinguishing_bounds(logs)[1]
         max_loss = self._max_total_loss(direction)
@@ -293,7 +295,7 @@ class ExtendedMA(ComposedReleases):
             eps = min(eps, max_loss - budget / exp_up(logs.log_finite_mass.high))
         return self._verified(max(0.0, eps), target, direction)
 
-    def _verified(self, eps: float, target: float, direction: str) -> float:
+    def _verified(self, eps: float, target: float, direction: OneDirection) -> float:
         """Nudge ``eps`` up until the bound at it is certainly <= target (rounding guard)."""
         # The step doubles from max(1e-12 eps, 1e-18): a fixed relative step (plus 1e-300)
         # never moved an eps of ~3e-17 far enough to absorb the rounding of a bound that
@@ -336,7 +338,7 @@ class ExtendedMA(ComposedReleases):
         )
 
     def _component_gradient(
-        self, component: Component, bound: DirectionalBound, direction: str
+        self, component: Component, bound: DirectionalBound, direction: OneDirection
     ) -> tuple[PairGradient, ...]:
         source = component.source
         if not isinstance(source, PairLogMoments):
@@ -360,10 +362,12 @@ class ExtendedMA(ComposedReleases):
             index = int(np.argmax([pld.distinguishing_mass for pld in plds]))
             outcomes = plds[index].outcomes
             own = plds[index].mass_logs
+            # privacy_loss_distribution gives both (the pairs' PLDs are built by it)
+            assert outcomes is not None and own is not None
             log_total, log_finite = logs.total.middle, logs.log_finite_mass.middle
             per_total = n * math.exp(log_total - own.total.middle)
             per_finite = n * math.exp(log_finite - own.log_finite_mass.middle)
-            target = grads[index].a if direction == "A/B" else grads[index].b
-            target[outcomes.distinguishing] += per_total
-            target[outcomes.finite] += per_total - per_finite
+            masses = grads[index].a if direction == "A/B" else grads[index].b
+            masses[outcomes.distinguishing] += per_total
+            masses[outcomes.finite] += per_total - per_finite
         return tuple(grads)

@@ -129,7 +129,9 @@ class PairLogMoments:
         plds = self.plds(direction)
         result = plds[0].mass_logs
         for pld in plds[1:]:
+            assert result is not None and pld.mass_logs is not None  # set by __attrs_post_init__
             result = result.hull(pld.mass_logs)
+        assert result is not None  # set by PrivacyLossDistribution.__attrs_post_init__
         return result
 
     def max_finite_loss(self, direction: OneDirection) -> float:
@@ -157,6 +159,7 @@ class PairLogMoments:
             second = math.log(lam) + (lam + 1.0) * pld.losses - gamma
         else:  # (dGamma/dB = 0 at lambda = 0)
             second = np.full(pld.losses.size, -math.inf)
+        assert pld.outcomes is not None  # privacy_loss_distribution gives it
         log_first = pld.outcomes.scatter(math.log1p(lam) + lam * pld.losses - gamma, -math.inf)
         log_second = pld.outcomes.scatter(second, -math.inf)
         if direction == "A/B":
