@@ -247,6 +247,9 @@ def _place_atoms(
     lost, drift = 0.0, 0.0
     step = Fraction(width)
     masses, errors = rounded.masses, rounded.errors
+    # lattice_release refuses a rounding without merged masses (all four come together)
+    assert rounded.merged is not None and rounded.merged_c is not None
+    assert rounded.merged_errors is not None and rounded.merged_c_errors is not None
     for atom in atoms:
         if atom.mass <= 0.0:
             continue

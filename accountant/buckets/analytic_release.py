@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -104,6 +104,17 @@ class AnalyticRelease:
     _bracket: tuple[float, float]
     _points: list[tuple[Fraction, float, float]]
 
+    if TYPE_CHECKING:  # what every subclass implements (class docstring)
+
+        def _log_interval(
+            self, lo: np.ndarray, hi: np.ndarray, width: np.ndarray, side: str
+        ) -> np.ndarray: ...
+        def _log_tail(self, bound: float, below: bool) -> float: ...
+        def _moments(self) -> tuple[float, float]: ...
+        def _rounding(self, largest: float, width: float, anchor: float) -> float: ...
+        def _relative_error(self, largest: float, width: float, delta: float) -> float: ...
+        def _lattice_parts(self) -> tuple: ...
+
     def __init__(self, mechanism: Any):
         self.mechanism = mechanism
         self.description = mechanism.description
@@ -134,7 +145,9 @@ class AnalyticRelease:
         if a is None and b is None:
             return self._log_tail(math.inf, below=True)
         if a is None or b is None:
-            return self._log_tail(float(b if a is None else a), below=a is None)
+            edge = b if a is None else a
+            assert edge is not None  # not both None: returned above
+            return self._log_tail(float(edge), below=a is None)
         one = np.ones(1)
         return float(
             self._log_interval(float(a) * one, float(b) * one, float(b - a) * one, side)[0]

@@ -142,6 +142,7 @@ def error_suffix(pld: BucketedPLD) -> np.ndarray:
     of the entries a query counts tiny). Cached per distribution; multiply by
     :func:`_prefix_slack` for a certified bound; ``suffix[0]`` bounds any prefix."""
     if pld not in _ERROR_SUFFIX:
+        assert pld.entry_errors is not None  # asked only of a distribution that has them
         _ERROR_SUFFIX[pld] = suffix_sum(pld.entry_errors)
     return _ERROR_SUFFIX[pld]
 
@@ -185,6 +186,7 @@ def bucket_pld(
     the rounding error of the losses. More than ``max_buckets`` buckets raise
     :class:`BucketBudgetError` before anything is allocated.
     """
+    assert pld.mass_logs is not None  # set by PrivacyLossDistribution.__attrs_post_init__
     if pld.losses.size == 0:
         return BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
     low_cut, high_cut, lost = tail_cut_positions(pld.mass_a, tail_mass)

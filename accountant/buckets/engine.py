@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -47,6 +47,7 @@ from accountant.results import Bounds, EpsilonBounds
 from accountant.validation import (
     Direction,
     Kind,
+    OneDirection,
     check_finite_real,
     check_positive_int,
     check_positive_real,
@@ -276,6 +277,7 @@ class PrivacyBuckets(ComposedReleases):
                 else compose_pair(result, powered, self._tail, max_size=half)
             )
             self._check_size(result)
+        assert result is not None  # components is not empty (returned above)
         return result
 
     def _check_size(self, pld: BucketedPLD) -> None:
@@ -435,7 +437,7 @@ class PrivacyBuckets(ComposedReleases):
 
         self._aim_start(direction, variance, ESTIMATE_COARSENING)
 
-    def _aim_lesser(self, estimates: dict[str, float]) -> None:
+    def _aim_lesser(self, estimates: dict[OneDirection, float]) -> None:
         """Aim rung 0 of a direction whose Chernoff estimate of eps lies below another's
         coarser: it only has to be settled below that one, so at :data:`LESSER_SHARE` of the
         estimates' relative gap (the bracket scales like ``w^2``); a miss costs a rung. At
@@ -498,7 +500,7 @@ class PrivacyBuckets(ComposedReleases):
         """Whether ``rung`` is finer than the rung before it in ``direction``."""
         return self._rung_width(direction, rung) < self._rung_width(direction, rung - 1)
 
-    def _in_parallel(self, jobs: list, directions: list[str], rung: int) -> None:
+    def _in_parallel(self, jobs: list, directions: Sequence[str], rung: int) -> None:
         """Run ``jobs`` (compositions filling the cache: ``directions`` at ``rung``) on up to
         :data:`WORKERS` threads while each composition is estimated to span at most
         :data:`PARALLEL_BUCKETS` buckets (beyond, one after the other: two at once would
@@ -530,7 +532,7 @@ class PrivacyBuckets(ComposedReleases):
             reason = f"refinement stopped after {MAX_RUNGS} narrower widths"
         return reason
 
-    def _query(self, epsilon: Any, direction: str, kind: str) -> Bounds:
+    def _query(self, epsilon: Any, direction: Direction, kind: Kind) -> Bounds:
         with query_progress(f"PrivacyBuckets {kind} delta"), self._kernels():
             return delta_walk(self, epsilon, direction, kind)
 

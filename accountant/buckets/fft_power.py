@@ -61,7 +61,9 @@ class PoweredSpectrum:
     __slots__ = ("entry_error", "masses")
 
     def __init__(self, masses: np.ndarray, entry_error: float):
-        self.masses, self.entry_error = masses, entry_error
+        # None once a caller has taken what it needs (to free the array)
+        self.masses: np.ndarray | None = masses
+        self.entry_error = entry_error
 
 
 def _full_sum(half: np.ndarray, size: int) -> float:

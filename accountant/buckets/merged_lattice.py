@@ -242,8 +242,8 @@ def merged_release(
         entry_error=1.01 * float(np.max(error_values, initial=0.0)),
         entry_errors=None if errors is None else 1.01 * errors,
     )
-    points = (anchor - pad, anchor + pad)
-    at_points = attrs.evolve(a, offset_low=points[0], offset_high=points[1])
+    point_offsets = (anchor - pad, anchor + pad)
+    at_points = attrs.evolve(a, offset_low=point_offsets[0], offset_high=point_offsets[1])
     if point_moments is None:
         point_moments = TailMoments.of(at_points)
     else:  # the lower side summed at the points too: both bound it, the smaller is kept
@@ -266,7 +266,7 @@ def merged_release(
         entry_error=1.01 * float(np.max(c_error_values, initial=0.0)),
         entry_errors=None if c_errors is None else 1.01 * c_errors,
     )
-    return MergedLattice(a, c, points)
+    return MergedLattice(a, c, point_offsets)
 
 
 def dominated_point_moments(dominating: TailMoments, width: float) -> TailMoments:

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
@@ -277,6 +278,7 @@ class RoundedPlan:
         tick(f"{sum(self.counts)} releases composed at width {width:.3g}")
         # entries start - first .. stop - first of the circular result (a copy of exactly
         # the window: the spectrum's full array is freed)
+        assert powered.masses is not None  # power_spectrum gives them
         window = circular_slice(powered.masses, start - self.first, stop - start + 1)
         powered.masses = None
         cut_low, cut_high = start > self.first, stop < self.last
@@ -287,7 +289,7 @@ class RoundedPlan:
             1.01 * sum(r * t for r, t in zip(relatives, self.counts, strict=True))
         )
         offset_low, offset_high = self._sum("offset_low"), self._sum("offset_high")
-        fields = {}
+        fields: dict[str, Any] = {}
         if tilt == 0.0:
             folded = self.tail_mass * (cut_low + cut_high)
             fields["error_a"] = (powered.entry_error * math.sqrt(window.size) + folded) * _MARGIN

@@ -106,6 +106,7 @@ def round_to_lattice(
     ``moments``: the ``tail_moments`` an earlier call with the same arguments returned (they
     depend on nothing else), to skip computing them again.
     """
+    assert pld.mass_logs is not None  # set by PrivacyLossDistribution.__attrs_post_init__
     if pld.losses.size == 0:  # no finite outcome: empty on both sides
         empty = BucketedPLD(width, 0, np.zeros(1), np.zeros(1), 0.0, 0.0, pld.mass_logs)
         merged = MergedLattice(empty, attrs.evolve(empty, mass_b=np.zeros(0)))

@@ -95,6 +95,8 @@ class PLDRelease:
         the same to the last bit, so one composition serves both."""
         b_over_a = a_over_b.reversed() if b_over_a is None else b_over_a
         if a_over_b.mass_logs != b_over_a.mass_logs and _same_masses(a_over_b, b_over_a):
+            # both set by PrivacyLossDistribution.__attrs_post_init__
+            assert a_over_b.mass_logs is not None and b_over_a.mass_logs is not None
             logs = a_over_b.mass_logs.hull(b_over_a.mass_logs)
             a_over_b = attrs.evolve(a_over_b, mass_logs=logs)
             b_over_a = attrs.evolve(b_over_a, mass_logs=logs)

@@ -210,6 +210,8 @@ class StagedPlan:
         composed = compose_releases(plan, local, affordable) if affordable > 0.0 else None
         if composed is None:
             composed, affordable = compose_releases(plan, local, 0.0), 0.0
+        # untilted, the window fits (RoundedPlan.of_summaries refuses one that does not)
+        assert composed is not None
         return round_coarser(composed, self.factor), affordable
 
 

@@ -86,12 +86,15 @@ class TailMoments:
         in ``e^{-lambda w} <= 1`` (:func:`~accountant.buckets._kernels.lattice_log_mgf`),
         and likewise below."""
         high, low = _log_mgfs(pld, upward=True, downward=True)
+        assert high is not None and low is not None  # both asked for
         return cls(high, low)
 
     @staticmethod
     def lower_of(pld: BucketedPLD) -> np.ndarray:
         """``M_lo`` alone, as :meth:`of` computes it (half the work)."""
-        return _log_mgfs(pld, upward=False, downward=True)[1]
+        low = _log_mgfs(pld, upward=False, downward=True)[1]
+        assert low is not None  # asked for
+        return low
 
 
 def _log_mgfs(
@@ -111,7 +114,7 @@ def _log_mgfs(
     scaled = np.ldexp(pld.mass_a, shift)
     unscale = shift * math.log(2.0)
     margin = math.log1p(2.0 * pld.relative_error) + 4.0 * UNIT_ROUNDOFF * (1.0 + abs(unscale))
-    small = vector_kernels.runs_numpy(np.count_nonzero(scaled), vector_kernels.LOG_MGF_POINTS)
+    small = vector_kernels.runs_numpy(int(np.count_nonzero(scaled)), vector_kernels.LOG_MGF_POINTS)
     log_mgf = vector_kernels.lattice_log_mgf if small else _kernels.lattice_log_mgf
     # absolute errors e_j (|e|_2 <= error_a): sum_j |e_j| e^{lambda h_j}
     # <= sqrt(K) error_a e^{lambda max h}

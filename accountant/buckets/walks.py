@@ -41,7 +41,15 @@ from accountant.buckets.refinement import (
 )
 from accountant.errors import CertificationWarning, InfeasibleTargetError, InvalidInputError
 from accountant.results import Bounds, EpsilonBounds
-from accountant.validation import check_direction, check_epsilons, check_target_delta, directions_of
+from accountant.validation import (
+    Direction,
+    Kind,
+    OneDirection,
+    check_direction,
+    check_epsilons,
+    check_target_delta,
+    directions_of,
+)
 
 if TYPE_CHECKING:
     from accountant.buckets.engine import PrivacyBuckets
@@ -81,7 +89,7 @@ def _direction_brackets(
     return groups
 
 
-def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str) -> Bounds:
+def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: Direction, kind: Kind) -> Bounds:
     """The work of :meth:`PrivacyBuckets.delta` and :meth:`~PrivacyBuckets.delta_pdp`.
 
     An ADP query at an accuracy coarser than
@@ -102,10 +110,10 @@ def delta_walk(buckets: PrivacyBuckets, epsilon: Any, direction: str, kind: str)
 
 
 def _delta_walk(
-    buckets: PrivacyBuckets, eps: np.ndarray, direction: str, kind: str, aimed: bool
+    buckets: PrivacyBuckets, eps: np.ndarray, direction: Direction, kind: Kind, aimed: bool
 ) -> Bounds:
     flat = eps.reshape(-1)
-    directions = directions_of(direction)
+    directions: tuple[str, ...] = directions_of(direction)
     running = Intersection(directions, flat.size)
     steps: list[tuple[np.ndarray, np.ndarray]] = []
     brackets: dict = {}
@@ -224,7 +232,9 @@ def _refinable(
     return refinable
 
 
-def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: str) -> EpsilonBounds:
+def epsilon_walk(
+    buckets: PrivacyBuckets, delta: float | np.ndarray, direction: Direction, kind: Kind
+) -> EpsilonBounds:
     """The work of :meth:`PrivacyBuckets.epsilon` at one delta."""
     target = check_target_delta("delta", delta)
     direction = check_direction("direction", direction)
@@ -237,7 +247,7 @@ def epsilon_walk(buckets: PrivacyBuckets, delta: float, direction: str, kind: st
         AIMED_WIDTHS.reset(token)
 
 
-def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: str, kind: str):
+def _epsilon_walk(buckets: PrivacyBuckets, target: float, direction: Direction, kind: Kind):
     directions = directions_of(direction)
     low = dict.fromkeys(directions, 0.0)
     high = dict.fromkeys(directions, math.inf)
@@ -338,7 +348,7 @@ def _eps_bracket(lower: float, upper: float) -> float:
 
 
 def _closed_form_epsilon(
-    buckets: PrivacyBuckets, target: float, direction: str, lower: float, upper: float
+    buckets: PrivacyBuckets, target: float, direction: Direction, lower: float, upper: float
 ) -> EpsilonBounds:
     """The eps bounds of a composition that is a Gaussian pair, from its closed form alone
     (:mod:`~accountant.buckets.gaussian_dominance`): no bucket was composed
@@ -406,8 +416,8 @@ def _rounded(buckets: PrivacyBuckets, direction: str) -> bool:
 
 
 def _likely_largest_first(
-    buckets: PrivacyBuckets, todo: list[str], rung: int, target: float
-) -> list[str]:
+    buckets: PrivacyBuckets, todo: list[OneDirection], rung: int, target: float
+) -> list[OneDirection]:
     """``todo`` ordered by the Chernoff estimate of eps at ``target`` (largest first), so
     that the direction that decides the query is searched first and the others may be
     settled by one evaluation (``_epsilon_walk``). Only the order, never a bound, depends
