@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from accountant.errors import InvalidInputError
 
@@ -53,6 +53,9 @@ OneDirection = Literal["A/B", "B/A"]
 #: The one spelling of the two kinds of delta: approximate DP and probabilistic DP.
 Kind = Literal["ADP", "PDP"]
 
+#: The type of the strings :func:`check_choice` chooses among (and so of its result).
+Choice = TypeVar("Choice", bound=str)
+
 #: Every direction a query takes: ``"max"`` (both, the larger) or one of :data:`ONE_DIRECTION`.
 DIRECTIONS: tuple[Direction, ...] = ("max", "A/B", "B/A")
 #: The two single directions: ``"A/B"`` (losses ``ln A/B`` under ``A``) and ``"B/A"``.
@@ -91,7 +94,7 @@ def check_nonnegative_real(name: str, value: Any) -> float:
     return result
 
 
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+def check_choice(name: str, value: Any, choices: tuple[Choice, ...]) -> Choice:
     """One of the strings ``choices`` (e.g. ``kind`` in ``("ADP", "PDP")``)."""
     if not isinstance(value, str) or value not in choices:
         raise InvalidInputError(f"{name} must be one of {choices}, got {shown(value)}")

@@ -294,7 +294,7 @@ class DPSGDAccountant(ComposedReleases):
             bucket_width=low.bucket_width,
         )
 
-    def _lower_epsilon(self, delta: float, direction: str) -> EpsilonBounds:
+    def _lower_epsilon(self, delta: float, direction: Direction) -> EpsilonBounds:
         """The cut run's eps bounds at ``delta`` (its lower end certified): through the uncut
         run when the coupling's penalty at the uncut run's certified upper eps ``E`` is at
         most :data:`NEGLIGIBLE` of ``delta`` (every eps below the uncut run's certified lower
@@ -312,7 +312,7 @@ class DPSGDAccountant(ComposedReleases):
                 return attrs.evolve(first, lower=shifted.lower)
         return self.truncated.epsilon(delta, direction)
 
-    def _certified_epsilon(self, delta: float, direction: str, start: float) -> float:
+    def _certified_epsilon(self, delta: float, direction: Direction, start: float) -> float:
         """The smallest eps found whose coupled upper bound is at most ``delta``
         (:func:`~accountant.dpsgd.coupling.coupled_epsilon` of the uncut run, from the cut
         run's certified eps ``start``)."""

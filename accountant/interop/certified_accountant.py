@@ -53,7 +53,8 @@ from accountant.validation import (
 
 __all__ = ["CertifiedAccountant"]
 
-_privacy_accountant = require_dp_accounting().privacy_accountant
+# dp_accounting ships no type information: its classes are Any to the type checker.
+_privacy_accountant: Any = require_dp_accounting().privacy_accountant
 _ADD_OR_REMOVE_ONE = _privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE
 
 

@@ -15,6 +15,8 @@ mechanism; :class:`~accountant.interop.certified_accountant.CertifiedAccountant`
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from accountant.interop.requirement import require_dp_accounting
@@ -25,7 +27,8 @@ from accountant.validation import check_positive_real
 
 __all__ = ["TruncatedNoiseDpEvent"]
 
-_DpEvent = require_dp_accounting().dp_event.DpEvent
+# dp_accounting ships no type information: its classes are Any to the type checker.
+_DpEvent: Any = require_dp_accounting().dp_event.DpEvent
 
 
 @attrs.frozen

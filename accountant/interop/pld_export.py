@@ -41,6 +41,7 @@ from accountant.numerics.directed import fsum_bounds, up
 from accountant.pairs.pld import PrivacyLossDistribution, privacy_loss_distribution
 from accountant.pairs.worst_case import WorstCasePair
 from accountant.validation import (
+    OneDirection,
     check_one_direction,
     check_positive_int,
     check_positive_real,
@@ -49,7 +50,7 @@ from accountant.validation import (
 __all__ = ["GridLosses", "round_up_to_grid", "to_dp_accounting_pld"]
 
 #: The dp_accounting pmf each of our directions becomes (see the module docstring).
-DP_ACCOUNTING_PMF = {"A/B": "pmf_add", "B/A": "pmf_remove"}
+DP_ACCOUNTING_PMF: dict[OneDirection, str] = {"A/B": "pmf_add", "B/A": "pmf_remove"}
 
 
 def _readonly(values: np.ndarray) -> np.ndarray:
@@ -67,7 +68,7 @@ class GridLosses:
     dp_accounting pmf it is (``"pmf_add"`` or ``"pmf_remove"``).
     """
 
-    direction: str
+    direction: OneDirection
     discretization: float
     lower_index: int
     probs: np.ndarray = attrs.field(converter=_readonly)
@@ -103,7 +104,7 @@ class GridLosses:
 
 
 def round_up_to_grid(
-    pld: PrivacyLossDistribution, discretization: float, direction: str
+    pld: PrivacyLossDistribution, discretization: float, direction: OneDirection
 ) -> GridLosses:
     """``pld`` (one ``direction`` of a pair) with every finite loss rounded up onto the grid
     ``k * discretization`` and ``infinity_mass = max(omega, 1 - F)``, both rounded up (see

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: The kinds of delta a certificate bounds: approximate DP and probabilistic DP.
-KINDS = ("ADP", "PDP")
+KINDS: tuple[Kind, ...] = ("ADP", "PDP")
 #: Most compositions an all-shift certificate runs (one per multiset of shifts); beyond
 #: it the certificate is refused rather than left to run for hours.
 MAX_SHIFT_COMBINATIONS = 2000
@@ -164,7 +164,7 @@ def _all_shift_bounds(
     return bounds, description
 
 
-def buckets_of(accuracy: object) -> PrivacyBuckets:
+def buckets_of(accuracy: float) -> PrivacyBuckets:
     """An empty PrivacyBuckets with the given accuracy (validated by its constructor)."""
     check_finite_real("accuracy", accuracy)
     return PrivacyBuckets(accuracy=float(accuracy))

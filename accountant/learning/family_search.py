@@ -31,13 +31,13 @@ from accountant.errors import CertificationWarning, InfeasibleTargetError, Inval
 from accountant.learning.certification import (
     KINDS,
     Certificate,
+    PairMap,
     buckets_of,
     certified_bounds,
     certify,
     check_pair_map,
 )
 from accountant.noise import NoiseDistribution
-from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap
 from accountant.validation import (
     Kind,
     check_choice,
@@ -82,7 +82,7 @@ class FamilyMember:
     certificate: Certificate
 
 
-def _grid_step(step: object, pair_map: AdditivePairMap | SubsampledPairMap) -> float:
+def _grid_step(step: object, pair_map: PairMap) -> float:
     """The grid step: the pair map's (built by :func:`~accountant.pairs.pair_maps.pair_map`);
     ``step`` may be given only for a map that has none, or equal to the map's."""
     if step is None:
@@ -154,7 +154,7 @@ def best_member(
     parameter: str,
     *,
     bound: float,
-    pair_map: AdditivePairMap | SubsampledPairMap,
+    pair_map: PairMap,
     step: float | None,
     epsilon: float,
     times: int,

@@ -14,6 +14,7 @@ learned noise at ``n = 1``.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -30,6 +31,9 @@ from accountant.numerics.lazy import sparse
 from accountant.pairs.pld import exact_delta
 from accountant.pairs.worst_case import WorstCasePair, additive_shift_pairs
 from accountant.validation import check_finite_real, check_nonnegative_real, check_positive_real
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 __all__ = ["OptimalNoise", "optimal_noise"]
 
@@ -55,7 +59,7 @@ class OptimalNoise:
     all_shifts: bool = False
 
 
-def _direction_rows(size: int, steps: int, scale: float, reverse: bool) -> sparse.csr_matrix:
+def _direction_rows(size: int, steps: int, scale: float, reverse: bool) -> scipy.sparse.csr_matrix:
     """Rows ``A(o) - scale * B(o)`` (or ``B(o) - scale * A(o)``) as linear maps of ``p``."""
     outcomes = size + steps
     rows_a = sparse.eye(outcomes, size, k=0, format="csr")  # A(o) = p_o

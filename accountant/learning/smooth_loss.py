@@ -60,7 +60,7 @@ __all__ = ["SmoothDelta", "default_smooth_width", "smooth_bucket_delta"]
 TARGET_WIDTH = 0.005
 DEFAULT_LOSS_CAP = 30.0
 MAX_LATTICE = 1 << 25
-KINDS = ("ADP", "PDP")
+KINDS: tuple[Kind, ...] = ("ADP", "PDP")
 
 
 @attrs.frozen(eq=False)

@@ -30,6 +30,8 @@ The values are training losses; the Extended MA value is also a certified upper 
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import attrs
 import numpy as np
 
@@ -38,7 +40,13 @@ from accountant.learning.smooth_loss import smooth_bucket_delta
 from accountant.moments.extended_ma import CONVERSIONS, ExtendedMA
 from accountant.noise import NoiseDistribution, from_array
 from accountant.pairs.pair_maps import AdditivePairMap, AllShiftsPairMap, SubsampledPairMap
-from accountant.validation import Direction, check_choice, check_direction, check_positive_real
+from accountant.validation import (
+    Direction,
+    Kind,
+    check_choice,
+    check_direction,
+    check_positive_real,
+)
 
 __all__ = ["BOUNDS", "NoiseBound", "noise_bound"]
 
@@ -95,7 +103,12 @@ def noise_bound(
         width = check_positive_real("width", width)
     noise = pmf if isinstance(pmf, NoiseDistribution) else from_array(pmf, step)
     if isinstance(pair_map, AllShiftsPairMap):
-        options = {"bound": bound, "epsilon": epsilon, "times": times, "direction": direction}
+        options: dict[str, Any] = {
+            "bound": bound,
+            "epsilon": epsilon,
+            "times": times,
+            "direction": direction,
+        }
         options |= {"conversion": conversion, "width": width}
         per_shift = [
             noise_bound(noise, step, pair_map.shift_map(shift), **options)
@@ -109,8 +122,10 @@ def noise_bound(
         grad_a, grad_b = gradient.gradients[0][0].a, gradient.gradients[0][0].b
         value, chosen = gradient.delta, gradient.direction
     else:
+        # "ADP" or "PDP": bound was checked against BOUNDS, and "MA" is taken above
+        kind = cast(Kind, bound)
         smooth = smooth_bucket_delta(
-            pair, epsilon, times, kind=bound, direction=direction, width=width
+            pair, epsilon, times, kind=kind, direction=direction, width=width
         )
         grad_a, grad_b = smooth.gradient_a, smooth.gradient_b
         value, chosen = smooth.delta, smooth.direction

@@ -50,6 +50,7 @@ def _pairs(parameters: dict[str, Any]) -> tuple[WorstCasePair, ...]:
 
 def _pld_parameters(pld: PrivacyLossDistribution) -> dict[str, Any]:
     logs = pld.mass_logs
+    assert logs is not None  # set by PrivacyLossDistribution.__attrs_post_init__
     outcomes = None if pld.outcomes is None else _init_arguments(pld.outcomes)
     return {
         **_init_arguments(pld),

@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 
 from accountant.buckets.engine import PrivacyBuckets
-from accountant.composition import STATE_VERSION
+from accountant.composition import STATE_VERSION, ComposedReleases
 from accountant.dpsgd.accountant import DPSGDAccountant
 from accountant.errors import InvalidInputError
 from accountant.moments.extended_ma import ExtendedMA
@@ -82,7 +82,7 @@ FIELDS: dict[int, tuple[str, ...]] = {
     2: (*_VERSION_1_FIELDS, "accountant", DIGEST_FIELD),
 }
 #: The accountant classes that can be saved, by the ``"kind"`` written.
-ACCOUNTANT_KINDS: dict[str, type] = {
+ACCOUNTANT_KINDS: dict[str, type[ComposedReleases]] = {
     "DPSGDAccountant": DPSGDAccountant,
     "ExtendedMA": ExtendedMA,
     "PrivacyBuckets": PrivacyBuckets,

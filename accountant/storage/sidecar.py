@@ -30,7 +30,7 @@ def sha256_of(content: bytes) -> str:
 def sidecar_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """The ``.npz`` file holding ``arrays`` (uncompressed), as bytes."""
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy stubs: ** may fill allow_pickle
     return buffer.getvalue()
 
 
