@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast, overload
 
 import attrs
 
 from accountant.buckets import PrivacyBuckets
+from accountant.dpsgd import DPSGDAccountant
 from accountant.errors import InfeasibleTargetError, InvalidInputError
 from accountant.moments.extended_ma import ExtendedMA
 from accountant.noise import NoiseDistribution
@@ -43,6 +44,8 @@ from accountant.report.audit_results import (
 from accountant.validation import (
     ONE_DIRECTION,
     Direction,
+    Kind,
+    OneDirection,
     check_direction,
     check_epsilons,
     check_finite_real,
@@ -142,7 +145,7 @@ def audit_pairs(
     if target_delta is not None:
         _check_composed_floor(target_delta, query, one, composed, notes)
 
-    def each(label: str, compute: Callable[[str], float]) -> Directional:
+    def each(label: str, compute: Callable[[OneDirection], Any]) -> Directional:
         return Directional(*(_guarded(label, compute, d, query, notes) for d in ONE_DIRECTION))
 
     stages("exact values of one release")
@@ -152,6 +155,7 @@ def audit_pairs(
         exact_pdp = each("one release", lambda d: max(p.delta_pdp(eps) for p in plds[d]))
     else:
         target = target_delta
+        assert target is not None  # audit_query gives exactly one of epsilon, target_delta
         exact_adp = each("one release", lambda d: max(p.epsilon(target) for p in plds[d]))
         exact_pdp = each("one release", lambda d: max(p.epsilon_pdp(target) for p in plds[d]))
     ma = moments_results({"tight": tight, "paper": paper}, query, notes)
@@ -199,6 +203,12 @@ def audit_query(
     return AuditQuery(times, epsilon, target_delta, direction)
 
 
+@overload
+def audited_accountant(pairs: WorstCasePair, times: int) -> PrivacyBuckets: ...
+@overload
+def audited_accountant(
+    pairs: WorstCasePair | Sequence[WorstCasePair], times: int
+) -> PrivacyBuckets | ExtendedMA: ...
 def audited_accountant(
     pairs: WorstCasePair | Sequence[WorstCasePair], times: int
 ) -> PrivacyBuckets | ExtendedMA:
@@ -220,17 +230,13 @@ def moments_results(
     if query.epsilon is not None:
         return {c: _ma_delta(a, query.epsilon) for c, a in accountants.items()}
     label = f"Extended MA, n = {query.compositions}"
+    # audit_query gives it when epsilon is None (a None is refused by epsilon's own check)
+    target = cast(float, query.target_delta)
     return {
         c: MomentsResult(
             Directional(
                 *(
-                    _guarded(
-                        label,
-                        lambda d, a=a: a.epsilon(query.target_delta, d).upper,
-                        d,
-                        query,
-                        notes,
-                    )
+                    _guarded(label, _upper_epsilon(a, target), d, query, notes)
                     for d in ONE_DIRECTION
                 )
             )
@@ -239,8 +245,13 @@ def moments_results(
     }
 
 
+def _upper_epsilon(accountant: ExtendedMA, target: float) -> Callable[[OneDirection], float]:
+    """``d -> accountant.epsilon(target, d).upper``."""
+    return lambda d: accountant.epsilon(target, d).upper
+
+
 def buckets_result(
-    buckets: PrivacyBuckets, query: AuditQuery, stages: _Stages, notes: list[str]
+    buckets: PrivacyBuckets | DPSGDAccountant, query: AuditQuery, stages: _Stages, notes: list[str]
 ) -> BucketsResult:
     """Certified ADP and PDP brackets (of delta, or of eps) of the ``buckets`` accountant.
 
@@ -255,7 +266,7 @@ def buckets_result(
         raise InvalidInputError(too_many_releases(f"times={n}", n, exc)) from exc
 
 
-def too_many_releases(shown: str, times: int, cause: Exception) -> str:
+def too_many_releases(shown: str, times: int, cause: BaseException) -> str:
     """The refusal of ``times`` releases whose composition the PrivacyBuckets budget
     cannot hold (``cause``: the accountant's own message), naming the count as ``shown``
     (``"times=N"``; the command line passes its option)."""
@@ -266,22 +277,31 @@ def too_many_releases(shown: str, times: int, cause: Exception) -> str:
 
 
 def _brackets(
-    buckets: PrivacyBuckets, query: AuditQuery, stages: _Stages, notes: list[str]
+    buckets: PrivacyBuckets | DPSGDAccountant, query: AuditQuery, stages: _Stages, notes: list[str]
 ) -> BucketsResult:
     n = query.compositions
     brackets = {}
-    for kind in ("ADP", "PDP"):
+    kinds: tuple[Kind, ...] = ("ADP", "PDP")
+    for kind in kinds:
         label = f"PrivacyBuckets {kind}, n = {n}"
         stages(f"{label}: bounds")
+        compute: Callable[[OneDirection], tuple[float, ...]]
         if query.epsilon is not None:
             method = buckets.delta if kind == "ADP" else buckets.delta_pdp
 
-            def compute(d: str, method=method) -> tuple[float, float]:
+            def delta_bracket(d: OneDirection, method: Any = method) -> tuple[float, ...]:
                 return tuple(method(query.epsilon, d))
+
+            compute = delta_bracket
         else:
 
-            def compute(d: str, kind=kind) -> tuple[float, float]:
-                return tuple(buckets.epsilon(query.target_delta, d, kind=kind))
+            def epsilon_bracket(d: OneDirection, kind: Kind = kind) -> tuple[float, ...]:
+                # audit_query gives target_delta when epsilon is None (a None is refused by
+                # epsilon's own check)
+                target = cast(float, query.target_delta)
+                return tuple(buckets.epsilon(target, d, kind=kind))
+
+            compute = epsilon_bracket
 
         found = {
             d: _guarded(label, compute, d, query, notes, fallback=(math.inf, math.inf))
@@ -300,8 +320,8 @@ def _requested(direction: str, query: AuditQuery) -> bool:
 
 def _guarded(
     label: str,
-    compute: Callable[[str], Any],
-    direction: str,
+    compute: Callable[[OneDirection], Any],
+    direction: OneDirection,
     query: AuditQuery,
     notes: list[str],
     fallback: Any = math.inf,

@@ -23,7 +23,7 @@ a heterogeneous composition has no one release.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from accountant.buckets import PrivacyBuckets
 from accountant.dpsgd import DPSGDAccountant
@@ -87,9 +87,10 @@ def audit_accountant(
     notes: list[str] = []
     stages(f"Extended MA, n = {query.compositions}")
     try:
-        if getattr(accountant, "dimension", 1) != 1:
+        dimension = getattr(accountant, "dimension", 1)
+        if dimension != 1:
             raise InvalidInputError(
-                f"they bound the one-dimensional pair, not {accountant.dimension} coordinates"
+                f"they bound the one-dimensional pair, not {dimension} coordinates"
             )
         moments = {c: _extended_ma(accountant, c) for c in ("tight", "paper")}
     except InvalidInputError as exc:
@@ -102,7 +103,7 @@ def audit_accountant(
             _check_composed_floor(query.target_delta, query, None, composed, notes)
     ma = None if moments is None else moments_results(moments, query, notes)
     buckets = None
-    if is_buckets:
+    if isinstance(accountant, PrivacyBuckets | DPSGDAccountant):  # is_buckets
         buckets = buckets_result(accountant, query, stages, notes)
     else:
         notes.append("PrivacyBuckets rows omitted: the saved accountant is an Extended MA")
@@ -121,7 +122,9 @@ def audit_accountant(
     kind = {"ExtendedMA": "Extended MA"}.get(state["kind"], state["kind"])
     mechanism = AuditMechanism(
         accountant.history,
-        f"{origin}{where}: {accountant.dimension} coordinates per step, composed in a {kind}"
+        # a training run's accountant is a DPSGDAccountant (cli_saved: run_accountant)
+        f"{origin}{where}: {cast(DPSGDAccountant, accountant).dimension} coordinates per step, "
+        f"composed in a {kind}"
         if origin == "training run"
         else f"{origin} {kind} accountant{where}: its history says what was composed",
         len(accountant.components),

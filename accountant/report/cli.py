@@ -63,6 +63,9 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     """An argparse parser whose errors are one line and whose values may be negative."""
 
+    #: The top-level parser's plugins that could not be imported (set by build_parser).
+    unavailable: dict[str, str]
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = _NUMBER
@@ -102,7 +105,7 @@ def _add_not_loaded(subparsers, name: str, entry_point: EntryPoint) -> None:
     stub.add_argument("arguments", nargs=argparse.REMAINDER)
 
 
-def build_parser(commands: Collection[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(commands: Collection[str] | None = None) -> _Parser:
     """The ``accountant`` parser with ``audit``, ``calibrate``, ``sample`` and the installed plugin
     subcommands.
 

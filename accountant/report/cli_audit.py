@@ -18,7 +18,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import TextIO
+from typing import Any, TextIO
 
 import attrs
 
@@ -329,7 +329,7 @@ class _StageBar:
     def __init__(self, extra: int) -> None:
         self.extra = extra
         self.total = 0
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar (tqdm ships no type information)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.bar is None:
@@ -577,6 +577,7 @@ def _audit_grid(args: argparse.Namespace, settings: dict, query: dict, started: 
             quantised, description = build_quantised(settings, settings["bits"])
             chosen = quantised.noise
         if q is not None:
+            pairs: WorstCasePair | tuple[WorstCasePair, ...]
             pairs = WorstCasePair.subsampled(chosen, q, sensitivity)
             report = audit_pairs(
                 pairs,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from typing import Any
 
 from accountant.errors import InvalidInputError
 from accountant.noise.bits import MAX_BITS, MIN_BITS
@@ -49,7 +50,7 @@ NOISE_OPTIONS = ("sigma", "scale", "stair_epsilon", "gamma", "bound", "step", "p
 
 #: Documented defaults of the noise options, applied when the family uses an option that
 #: is not given.
-NOISE_DEFAULTS = {
+NOISE_DEFAULTS: dict[str, Any] = {
     "family": "truncated-gaussian",
     "sigma": 100.0,
     "scale": 100.0,

@@ -127,7 +127,7 @@ def plot_delta_curves(
     plt.close(figure)
 
 
-def _default_top(accountant: ExtendedMA, direction: str) -> float:
+def _default_top(accountant: ExtendedMA, direction: Direction) -> float:
     """Upper end of the default eps range: twice the eps at which the Extended MA bound
     reaches twice the composed distinguishing mass (at least 0.5), or 1 when that
     mass leaves no room below 1."""

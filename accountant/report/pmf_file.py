@@ -64,7 +64,7 @@ def _load(path: str) -> tuple[np.ndarray, np.ndarray | None]:
     )
 
 
-def _from_archive(path: str, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _from_archive(path: str, arrays: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray | None]:
     unknown = sorted(set(arrays) - {"x", "pmf"})
     if "pmf" not in arrays or unknown:
         raise _fail(
