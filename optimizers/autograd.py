@@ -17,7 +17,12 @@ import torch
 
 from accountant.errors import InvalidInputError
 from accountant.learning.training_losses import noise_bound
-from accountant.pairs.pair_maps import AdditivePairMap, SubsampledPairMap, pair_map
+from accountant.pairs.pair_maps import (
+    AdditivePairMap,
+    AllShiftsPairMap,
+    SubsampledPairMap,
+    pair_map,
+)
 from accountant.validation import Direction, Kind, check_choice
 
 __all__ = ["NoiseBoundFunction", "buckets_delta", "extended_ma_delta", "noise_bound_tensor"]
@@ -47,7 +52,7 @@ def noise_bound_tensor(
     pmf: torch.Tensor,
     *,
     step: float,
-    mapping: AdditivePairMap | SubsampledPairMap,
+    mapping: AdditivePairMap | SubsampledPairMap | AllShiftsPairMap,
     **options,
 ) -> torch.Tensor:
     """Differentiable ``noise_bound(pmf, step, mapping, **options).value``."""

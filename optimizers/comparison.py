@@ -4,6 +4,7 @@ range and grid at the same certified delta (the baseline of the paper's experime
 from __future__ import annotations
 
 import warnings
+from typing import cast
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from accountant.learning.gaussian_baseline import GaussianBaseline
 from accountant.noise import NoiseDistribution
 from optimizers.problem import LearningProblem, Schedule
 from optimizers.results import LearnedNoise, learned_beats
-from optimizers.run_state import RunState
+from optimizers.run_state import BestNoise, RunState
 
 __all__ = ["certify_learned"]
 
@@ -72,7 +73,8 @@ def certify_learned(
         baseline_note=note,
         beats_baseline=beats,
         epochs_run=state.epoch,
-        best_epoch=state.best.epoch,
+        # a trained run has a best noise (learn calls this after its epochs)
+        best_epoch=cast(BestNoise, state.best).epoch,
         seconds=state.seconds,
         stopped_by=stopped_by,
         history=history,

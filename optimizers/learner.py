@@ -182,6 +182,7 @@ class _Objective:
         if self.problem.target_delta is None:
             return bound + self.schedule.utility_weight_at(epoch) * utility
         target = self.problem.target_delta * (1.0 - self.schedule.target_margin)
+        excess: torch.Tensor | float
         if isinstance(bound, torch.Tensor):
             excess = torch.relu(torch.log(bound.clamp_min(1e-300) / target))
         else:
@@ -377,6 +378,8 @@ def learn(
                 stopped_by = stop["signal"]
                 break
     save()
+    # the first epoch sets it (and a resumed run restores it): learn runs >= 1 epoch
+    assert state.best is not None
     best_pmf = state.best.pmf.detach().cpu().numpy().astype(np.float64)
     noise: NoiseDistribution = from_array(best_pmf, problem.step)
     result = certify_learned(

@@ -118,6 +118,8 @@ class SigmoidStackModel(_SymmetricLogWeightModel):
     Cost per forward pass: ``O(H * K)`` time and memory (an ``(H + 1) x K`` matrix).
     """
 
+    left_grid: torch.Tensor  # a buffer (register_buffer in __init__)
+
     def __init__(
         self,
         half_size: int,
@@ -335,7 +337,10 @@ class SymmetricWeightModel(_SymmetricLogWeightModel):
 
 
 #: The models a warm start can set to a given pmf (their ``from_pmf``), by name.
-WARM_STARTABLE = {"increments": LogIncrementModel, "symmetric": SymmetricWeightModel}
+WARM_STARTABLE: dict[str, type[LogIncrementModel] | type[SymmetricWeightModel]] = {
+    "increments": LogIncrementModel,
+    "symmetric": SymmetricWeightModel,
+}
 
 
 def _check_seed(seed: Any) -> int:

@@ -72,11 +72,20 @@ def _one_of(choices: tuple[str, ...]):
     return check
 
 
-def _converter(check):
-    def convert(value: Any) -> Any:
-        return value if value is None else check(value)
+def _optional_q(value: Any) -> float | None:
+    return value if value is None else check_probability("q", value)
 
-    return convert
+
+def _optional_target_delta(value: Any) -> float | None:
+    return value if value is None else check_target_delta("target_delta", value)
+
+
+def _optional_bucket_width(value: Any) -> float | None:
+    return value if value is None else check_positive_real("bucket_width", value)
+
+
+def _optional_refine_every(value: Any) -> int | None:
+    return value if value is None else check_positive_int("refine_every", value)
 
 
 def _epsilon(value: Any) -> float:
@@ -118,18 +127,12 @@ class LearningProblem:
     sensitivity: float = attrs.field(
         default=1.0, converter=lambda v: check_positive_real("sensitivity", v)
     )
-    q: float | None = attrs.field(
-        default=None, converter=_converter(lambda v: check_probability("q", v))
-    )
+    q: float | None = attrs.field(default=None, converter=_optional_q)
     utility: str = attrs.field(default="L1", validator=_one_of(UTILITIES))
     loss: str = attrs.field(default="ADP", validator=_one_of(BOUNDS))
     conversion: str = attrs.field(default="tight", validator=_one_of(("tight", "paper")))
-    target_delta: float | None = attrs.field(
-        default=None, converter=_converter(lambda v: check_target_delta("target_delta", v))
-    )
-    bucket_width: float | None = attrs.field(
-        default=None, converter=_converter(lambda v: check_positive_real("bucket_width", v))
-    )
+    target_delta: float | None = attrs.field(default=None, converter=_optional_target_delta)
+    bucket_width: float | None = attrs.field(default=None, converter=_optional_bucket_width)
     all_shifts: bool = attrs.field(default=False, converter=lambda v: check_flag("all_shifts", v))
 
     def __attrs_post_init__(self) -> None:
@@ -275,9 +278,7 @@ class Schedule:
     checkpoint_every: int = attrs.field(
         default=CHECKPOINT_EVERY, converter=lambda v: check_positive_int("checkpoint_every", v)
     )
-    refine_every: int | None = attrs.field(
-        default=REFINE_EVERY, converter=_converter(lambda v: check_positive_int("refine_every", v))
-    )
+    refine_every: int | None = attrs.field(default=REFINE_EVERY, converter=_optional_refine_every)
 
     def utility_weight_at(self, epoch: int) -> float:
         """``w_t = max(w_0 / 2^(t / gamma), w_min)``."""
@@ -319,6 +320,7 @@ def optimal_warm_start(problem: LearningProblem, schedule: Schedule) -> NoiseDis
         raise InvalidInputError(f"schedule must be a Schedule, got {type(schedule).__name__}")
     problem.check_schedule(schedule)
     _check_single_release(problem)
+    assert problem.target_delta is not None  # _check_single_release refuses None
     target = problem.target_delta * (1.0 - schedule.target_margin)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CertificationWarning)  # (solver tolerance ~1e-9)

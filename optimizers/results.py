@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -50,6 +51,10 @@ def learned_beats(learned: Certificate, baseline: GaussianBaseline) -> bool:
     """Whether ``learned`` has a smaller utility loss (of the baseline's kind) than the
     ``baseline``, by more than a relative :data:`BEAT_RTOL`."""
     return learned.utility(baseline.utility_kind) < baseline.utility * (1.0 - BEAT_RTOL)
+
+
+def _refinements(values: Iterable[Refinement]) -> tuple[Refinement, ...]:
+    return tuple(values)
 
 
 def _check_beats(instance: LearnedNoise, attribute: attrs.Attribute, value: Any) -> None:
@@ -116,7 +121,7 @@ class LearnedNoise:
     history: dict[str, np.ndarray] = attrs.field(repr=False)
     training_bound: float | None = None
     training_width: float | None = None
-    refinements: tuple[Refinement, ...] = attrs.field(default=(), converter=tuple)
+    refinements: tuple[Refinement, ...] = attrs.field(default=(), converter=_refinements)
 
     @property
     def training_bias(self) -> float | None:
@@ -231,7 +236,8 @@ class LearnedNoise:
             step=self.noise.step,
             start=self.noise.start,
             learned_pmf=self.learned.noise.pmf,
-            **{f"history_{k}": v for k, v in self.history.items()},
+            # numpy's stubs: a ** mapping might fill savez's allow_pickle (ours never does)
+            **{f"history_{k}": v for k, v in self.history.items()},  # type: ignore[arg-type]
         )
         record = {
             "problem": self.problem.to_dict(),

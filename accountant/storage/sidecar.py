@@ -30,7 +30,8 @@ def sha256_of(content: bytes) -> str:
 def sidecar_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     """The ``.npz`` file holding ``arrays`` (uncompressed), as bytes."""
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy stubs: ** may fill allow_pickle
+    # numpy's stubs: a ** mapping might fill savez's allow_pickle (array names never do)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return buffer.getvalue()
 
 

@@ -105,7 +105,8 @@ def loader_epochs(data_loader: Any) -> LoaderEpochs:
         )
     sampler = data_loader.sampler
     try:
-        dataset_size = len(data_loader.dataset)
+        # torch's stubs: a Dataset need not be Sized (hence the TypeError caught here)
+        dataset_size = len(data_loader.dataset)  # type: ignore[arg-type]
     except TypeError:
         raise InvalidInputError(
             "data_loader.dataset must have a length with poisson_sampling=False, got "

@@ -16,7 +16,7 @@ import abc
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from opacus.accountants import IAccountant
 
@@ -26,7 +26,6 @@ from accountant import (
     InvalidInputError,
     SubsampledTruncatedGaussian,
 )
-from accountant.composition import ComposedReleases
 from accountant.validation import (
     check_open_fraction,
     check_positive_int,
@@ -40,6 +39,9 @@ from optimizers.opacus.state import (
     checked_history,
     checked_mechanism,
 )
+
+if TYPE_CHECKING:
+    from accountant import DPSGDAccountant, PrivacyBuckets
 
 __all__ = ["DEFAULT_ACCURACY", "ComposingAccountant"]
 
@@ -109,7 +111,7 @@ class ComposingAccountant(IAccountant):
         ``rate`` (both checked)."""
 
     @abc.abstractmethod
-    def empty(self) -> ComposedReleases:
+    def empty(self) -> PrivacyBuckets | DPSGDAccountant:
         """The certified accountant the steps are composed in, with nothing composed."""
 
     @abc.abstractmethod
@@ -148,16 +150,17 @@ class ComposingAccountant(IAccountant):
         mechanisms: dict[tuple[float, float], SubsampledTruncatedGaussian] = {}
         for sigma, rate, _ in entries:
             self._mechanism(mechanisms, sigma, rate)
+        self._answers: dict[float, EpsilonBounds]
         self._mechanisms, self._answers = mechanisms, {}
         self._history = list(entries)
         self._accounted: tuple | None = None
-        self._composed: ComposedReleases | None = None
+        self._composed: PrivacyBuckets | DPSGDAccountant | None = None
 
     def _forget(self) -> None:
         """Drop the composition (a setting it depends on changed)."""
         self._accounted = None
 
-    def _synced(self) -> ComposedReleases:
+    def _synced(self) -> PrivacyBuckets | DPSGDAccountant:
         """The composition of :attr:`history` (composed again if the history changed)."""
         if self._history:
             self.check_ready()
@@ -196,7 +199,7 @@ class ComposingAccountant(IAccountant):
         else:
             self._history.append((*entry, steps))
 
-    def privacy_accountant(self) -> ComposedReleases:
+    def privacy_accountant(self) -> PrivacyBuckets | DPSGDAccountant:
         """The certified accountant of every step so far (immutable)."""
         return self._synced()
 

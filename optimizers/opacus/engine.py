@@ -36,7 +36,7 @@ neighbour per-layer clipping cannot produce, so it is not certified below the tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -331,7 +331,8 @@ class TruncatedPrivacyEngine(PrivacyEngine):
         picks and this engine's settings (the generator as Opacus chooses it)."""
         if isinstance(optimizer, DPOptimizer):
             optimizer = optimizer.original_optimizer
-        twin = truncated_optimizer_class(
+        # its __init__ is Opacus's class's (per-layer clipping takes a list of norms)
+        twin: Callable[..., TruncatedDPOptimizer] = truncated_optimizer_class(
             get_optimizer_class(
                 clipping=clipping, distributed=distributed, grad_sample_mode=grad_sample_mode
             )

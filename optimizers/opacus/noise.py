@@ -19,6 +19,8 @@ resists the floating-point attacks Opacus cites).
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import torch
 
 from accountant import InvalidInputError
@@ -44,11 +46,17 @@ def _normal(
     secure_mode: bool,
 ) -> torch.Tensor:
     """``N(0, std^2)`` draws of shape ``size`` on ``like``'s device and dtype."""
-    kw = {"size": size, "device": like.device, "dtype": like.dtype, "generator": generator}
+    kw: dict[str, Any] = {
+        "size": size,
+        "device": like.device,
+        "dtype": like.dtype,
+        "generator": generator,
+    }
     if not secure_mode:
         return torch.normal(0.0, std, **kw)
     torch.normal(0.0, std, size=(1, 1), device=like.device, generator=generator)
-    return sum(torch.normal(0.0, std, **kw) for _ in range(4)) / 2
+    # (a sum of tensors is a tensor; typeshed types sum() as possibly its start, 0)
+    return cast(torch.Tensor, sum(torch.normal(0.0, std, **kw) for _ in range(4))) / 2
 
 
 def truncated_gaussian_noise(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 from accountant.errors import InvalidInputError
@@ -40,7 +41,7 @@ EPILOG = (
     "running ones keep their checkpoints)."
 )
 #: Comma-separated options: flag -> (spec field, how one item is read).
-LISTS = {
+LISTS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "--epsilons": ("epsilons", float),
     "--times": ("times", int),
     "--utilities": ("utilities", str),
@@ -49,7 +50,7 @@ LISTS = {
     "--sampling-rates": ("sampling_rates", lambda t: None if t == "additive" else float(t)),
     "--seeds": ("seeds", int),
 }
-ITEM_KINDS = {float: "numbers", int: "integers", str: "names"}
+ITEM_KINDS: dict[Callable[[str], Any], str] = {float: "numbers", int: "integers", str: "names"}
 SPECIAL_KINDS = {
     "sampling_rates": "rates or 'additive'",
     "target_deltas": "numbers (0: no target)",

@@ -20,7 +20,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -185,7 +185,7 @@ def _progress(total: int, initial: int, enabled: bool):
     )
 
 
-def _tasks(spec: SweepSpec | Sequence[SweepSpec]) -> tuple[SweepTask, ...]:
+def _tasks(spec: SweepSpec | list[SweepSpec] | tuple[SweepSpec, ...]) -> tuple[SweepTask, ...]:
     """The runs of one spec, or of several in their order, each run once."""
     specs = spec if isinstance(spec, list | tuple) else [spec]
     unique = {task.run_id: task for one in specs for task in one.tasks()}
@@ -193,7 +193,7 @@ def _tasks(spec: SweepSpec | Sequence[SweepSpec]) -> tuple[SweepTask, ...]:
 
 
 def run_sweep(
-    spec: SweepSpec | Sequence[SweepSpec],
+    spec: SweepSpec | list[SweepSpec] | tuple[SweepSpec, ...],
     store: SweepStore | str | os.PathLike,
     *,
     scheduler: Any = None,

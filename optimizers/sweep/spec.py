@@ -94,8 +94,36 @@ def _swept(name: str) -> Callable[[Any], tuple]:
     return grid_converter(name, GRID_CHECKS[name])
 
 
-def _optional(check: Callable[[str, Any], Any], name: str) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else check(name, value)
+def _optional_bucket_width(value: Any) -> float | None:
+    return None if value is None else check_positive_real("bucket_width", value)
+
+
+def _swept_epsilons(values: Any) -> tuple[float, ...]:
+    return _swept("epsilons")(values)
+
+
+def _swept_times(values: Any) -> tuple[int, ...]:
+    return _swept("times")(values)
+
+
+def _swept_utilities(values: Any) -> tuple[str, ...]:
+    return _swept("utilities")(values)
+
+
+def _swept_losses(values: Any) -> tuple[str, ...]:
+    return _swept("losses")(values)
+
+
+def _swept_target_deltas(values: Any) -> tuple[float | None, ...]:
+    return _swept("target_deltas")(values)
+
+
+def _swept_sampling_rates(values: Any) -> tuple[float | None, ...]:
+    return _swept("sampling_rates")(values)
+
+
+def _swept_seeds(values: Any) -> tuple[int, ...]:
+    return _swept("seeds")(values)
 
 
 def _schedule(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -121,17 +149,17 @@ class SweepSpec:
     replaced by each run's).
     """
 
-    epsilons: tuple[float, ...] = attrs.field(converter=_swept("epsilons"))
-    times: tuple[int, ...] = attrs.field(converter=_swept("times"))
-    utilities: tuple[str, ...] = attrs.field(default=("L1",), converter=_swept("utilities"))
-    losses: tuple[str, ...] = attrs.field(default=("ADP",), converter=_swept("losses"))
+    epsilons: tuple[float, ...] = attrs.field(converter=_swept_epsilons)
+    times: tuple[int, ...] = attrs.field(converter=_swept_times)
+    utilities: tuple[str, ...] = attrs.field(default=("L1",), converter=_swept_utilities)
+    losses: tuple[str, ...] = attrs.field(default=("ADP",), converter=_swept_losses)
     target_deltas: tuple[float | None, ...] = attrs.field(
-        default=(None,), converter=_swept("target_deltas")
+        default=(None,), converter=_swept_target_deltas
     )
     sampling_rates: tuple[float | None, ...] = attrs.field(
-        default=(None,), converter=_swept("sampling_rates")
+        default=(None,), converter=_swept_sampling_rates
     )
-    seeds: tuple[int, ...] = attrs.field(default=(0,), converter=_swept("seeds"))
+    seeds: tuple[int, ...] = attrs.field(default=(0,), converter=_swept_seeds)
     bound: float = attrs.field(converter=lambda v: check_positive_real("bound", v))
     step: float = attrs.field(converter=lambda v: check_positive_real("step", v))
     sensitivity: float = attrs.field(
@@ -140,9 +168,7 @@ class SweepSpec:
     conversion: str = attrs.field(
         default="tight", converter=lambda v: check_choice("conversion", v, ("tight", "paper"))
     )
-    bucket_width: float | None = attrs.field(
-        default=None, converter=_optional(check_positive_real, "bucket_width")
-    )
+    bucket_width: float | None = attrs.field(default=None, converter=_optional_bucket_width)
     schedule: Schedule = attrs.field(factory=Schedule, validator=_schedule)
 
     def __attrs_post_init__(self) -> None:
