@@ -1,6 +1,5 @@
-"""mypy, configured by ``[tool.mypy]`` in ``pyproject.toml`` (the packages it checks, the
-third-party imports without type information, the modules whose type debt is still to
-clear), finds no error (issue 28). CI runs it with the rest of the suite."""
+"""mypy, configured by ``[tool.mypy]`` in ``pyproject.toml`` (the packages it checks and the
+third-party imports without type information), finds no error (issue 28). CI runs it with the rest of the suite."""
 
 from __future__ import annotations
 
