@@ -1,5 +1,6 @@
 """mypy, configured by ``[tool.mypy]`` in ``pyproject.toml`` (the packages it checks and the
-third-party imports without type information), finds no error (issue 28). CI runs it with the rest of the suite."""
+third-party imports without type information), finds no error (issue 28). CI runs it with
+the rest of the suite."""
 
 from __future__ import annotations
 
