@@ -133,9 +133,11 @@ METHOD = """\
 
 
 DPSGD_LINK = (
-    "The DP-SGD comparison (Poisson-subsampled Gaussian, 10^3 to 10^6 steps, heterogeneous "
-    "runs, calibration) has its own page, [DP-SGD against the peers](benchmarks-dpsgd.md), "
-    "written by `benchmarks/dpsgd.py`."
+    "The DP-SGD comparison (Poisson-subsampled Gaussian, 44 settings from 10 to 10^7 steps, "
+    "the 1,000-setting heterogeneous run, calibration, Opacus's `get_epsilon` after each of "
+    "100 epochs; every job a fresh process, peers interleaved) has its own page, "
+    "[DP-SGD against the peers](benchmarks-dpsgd.md), written by "
+    "`benchmarks/dpsgd_user_path.py`."
 )
 
 
